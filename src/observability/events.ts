@@ -1,0 +1,126 @@
+/**
+ * Named events at fixed points of a request's life, decoupled from whoever
+ * listens (traces, metrics, logs). Emitting is a loop over an array of
+ * listeners: cheap, synchronous, and listeners must only buffer — stores and
+ * exporters do their real work off the hot path.
+ */
+import type { ErrorCategory } from '../resilience/upstream-error.js';
+import type { DataClass } from '../config/types.js';
+
+export interface AttemptTrace {
+  provider: string;
+  model: string;
+  /** HTTP status the upstream answered; 0 when none (network, timeout before headers, local skip). */
+  status: number;
+  /** Normalized category of a failed attempt; null on success. */
+  errorType: ErrorCategory | 'throttled' | 'cooldown' | 'circuit_open' | 'skipped' | null;
+  latencyMs: number;
+  /** Streams: time to first content token of this attempt; null otherwise. */
+  ttftMs: number | null;
+  /** Short, prompt-free reason (upstream error message is truncated and never contains the prompt by design). */
+  message?: string;
+  /** This attempt continued a cut stream via assistant prefill. */
+  resume?: boolean;
+}
+
+export type StreamOutcome =
+  | 'completed' // finished normally
+  | 'resumed' // cut, then continued and finished
+  | 'failed_before_commit' // every candidate failed before the first token
+  | 'broken' // cut after commit and could not be resumed: error event sent
+  | 'client_aborted'; // client went away
+
+export interface TraceRecord {
+  id: string;
+  /** ISO 8601. */
+  startedAt: string;
+  durationMs: number;
+  keyId: string | null;
+  /** What the client asked for: alias, `auto`, or `PROVIDER/MODEL`. */
+  model: string;
+  routedProvider: string | null;
+  routedModel: string | null;
+  /** `PROVIDER/MODEL` that served, or null when none did. */
+  deployment: string | null;
+  selection: string | null;
+  fallbackUsed: boolean;
+  /** Attempts beyond the first. */
+  retryCount: number;
+  attempts: AttemptTrace[];
+  stream: boolean;
+  /** HTTP status returned to the client (200 for a stream that started, even if it later broke). */
+  status: number;
+  /** Error code sent to the client, when the request failed. */
+  errorCode: string | null;
+  usage: { promptTokens: number; completionTokens: number };
+  costUsd: number | null;
+  dataClass: DataClass;
+  ttftMs: number | null;
+  overheadMs: number;
+  resumed: boolean;
+  streamOutcome: StreamOutcome | null;
+  malformedEvents: number;
+  endpoint: 'chat' | 'embeddings';
+}
+
+export interface BreakerEvent {
+  deployment: string;
+  from: 'closed' | 'open' | 'half_open';
+  to: 'closed' | 'open' | 'half_open';
+  at: number;
+}
+
+export interface CooldownEvent {
+  deployment: string;
+  untilMs: number;
+  reason: ErrorCategory;
+}
+
+export interface ThrottleEvent {
+  deployment: string;
+  waitedMs: number;
+  outcome: 'acquired' | 'skipped' | 'timed_out' | 'overflow';
+}
+
+export interface GatewayEventMap {
+  /** One per upstream attempt (and per candidate skipped without a call). */
+  attempt: { requestId: string; alias: string; deployment: string; trace: AttemptTrace; fallback: boolean };
+  /** One per request, when it is finished (stream included). */
+  request: TraceRecord;
+  breaker: BreakerEvent;
+  cooldown: CooldownEvent;
+  throttle: ThrottleEvent;
+  /** State store degraded / recovered (redis backend). */
+  state: { backend: string; healthy: boolean; message?: string };
+}
+
+type Listener<T> = (payload: T) => void;
+
+export class EventBus {
+  private readonly listeners: { [K in keyof GatewayEventMap]?: Listener<GatewayEventMap[K]>[] } = {};
+
+  on<K extends keyof GatewayEventMap>(name: K, fn: Listener<GatewayEventMap[K]>): () => void {
+    const list = (this.listeners[name] ??= []) as Listener<GatewayEventMap[K]>[];
+    list.push(fn);
+    return () => {
+      const i = list.indexOf(fn);
+      if (i !== -1) list.splice(i, 1);
+    };
+  }
+
+  has(name: keyof GatewayEventMap): boolean {
+    return (this.listeners[name]?.length ?? 0) > 0;
+  }
+
+  emit<K extends keyof GatewayEventMap>(name: K, payload: GatewayEventMap[K]): void {
+    const list = this.listeners[name] as Listener<GatewayEventMap[K]>[] | undefined;
+    if (!list) return;
+    for (let i = 0; i < list.length; i++) {
+      try {
+        list[i]!(payload);
+      } catch {
+        // A broken listener must never break a request.
+      }
+    }
+  }
+}

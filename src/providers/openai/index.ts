@@ -1,0 +1,106 @@
+/**
+ * `openai`: any OpenAI-compatible server (OpenAI, vLLM, a LiteLLM proxy,
+ * Ollama's /v1, Groq, Together...). Requests go out as the client sent them
+ * with only `model` replaced; buffered answers are forwarded byte for byte.
+ */
+import { HttpUpstream } from '../http.js';
+import { OpenAIChunkStream } from './stream.js';
+import type {
+  AdapterDeps,
+  AttemptContext,
+  ChatResult,
+  ChunkStream,
+  EmbeddingsResult,
+  ProviderAdapter,
+} from '../types.js';
+import type { ProviderConfig } from '../../config/types.js';
+import type { ChatCompletion, ChatRequest, EmbeddingsRequest, EmbeddingsResponse } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+
+export interface OpenAICompatibleOptions {
+  /** Path of chat completions under the base URL. */
+  chatPath: (model: string) => string;
+  embeddingsPath: (model: string) => string;
+  authHeaders: Record<string, string>;
+  /** Extra query string (Azure's api-version), appended to every path. */
+  query?: string;
+}
+
+export function openAIAuthHeaders(p: ProviderConfig): Record<string, string> {
+  return p.apiKey ? { authorization: `Bearer ${p.apiKey}` } : {};
+}
+
+export class OpenAICompatibleAdapter implements ProviderAdapter {
+  protected readonly http: HttpUpstream;
+  private readonly query: string;
+
+  constructor(
+    readonly provider: ProviderConfig,
+    deps: AdapterDeps,
+    private readonly opts: OpenAICompatibleOptions,
+  ) {
+    this.http = new HttpUpstream(provider.baseUrl, {
+      connections: provider.maxConnections,
+      headers: { ...opts.authHeaders, ...provider.headers },
+      clock: deps.clock,
+    });
+    this.query = opts.query ? `?${opts.query}` : '';
+  }
+
+  async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
+    const body = JSON.stringify({ ...req, model: ctx.model, stream: false });
+    const res = await this.http.postOk(this.opts.chatPath(ctx.model) + this.query, body, ctx.signal);
+    const raw = await this.http.bytes(res, ctx.signal);
+    const response = parseJson<ChatCompletion>(raw, 'choices');
+    return { response, raw, headers: res.headers };
+  }
+
+  async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
+    // Always ask for usage: the gateway needs it for cost and token limits, and
+    // strips the usage-only chunk when the client did not ask for it.
+    const body = JSON.stringify({
+      ...req,
+      model: ctx.model,
+      stream: true,
+      stream_options: { ...(req.stream_options ?? {}), include_usage: true },
+    });
+    const res = await this.http.postOk(this.opts.chatPath(ctx.model) + this.query, body, ctx.signal, SSE_ACCEPT);
+    return new OpenAIChunkStream(res.headers, this.http.text(res, ctx.signal));
+  }
+
+  async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
+    const body = JSON.stringify({ ...req, model: ctx.model });
+    const res = await this.http.postOk(this.opts.embeddingsPath(ctx.model) + this.query, body, ctx.signal);
+    const raw = await this.http.bytes(res, ctx.signal);
+    return { response: parseJson<EmbeddingsResponse>(raw, 'data'), raw, headers: res.headers };
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+}
+
+const SSE_ACCEPT = { accept: 'text/event-stream' };
+const decoder = new TextDecoder();
+
+/** Parse a 2xx JSON body that must carry `field` as an array; anything else is a server fault. */
+export function parseJson<T>(raw: Uint8Array, field: string): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(raw));
+  } catch {
+    throw new UpstreamError({ category: 'server', message: 'upstream sent a malformed JSON body' });
+  }
+  if (!value || typeof value !== 'object' || !Array.isArray((value as Record<string, unknown>)[field])) {
+    throw new UpstreamError({ category: 'server', message: `upstream response has no "${field}" array` });
+  }
+  return value as T;
+}
+
+export function createOpenAIAdapter(provider: ProviderConfig, deps: AdapterDeps): ProviderAdapter {
+  return new OpenAICompatibleAdapter(provider, deps, {
+    chatPath: () => '/chat/completions',
+    embeddingsPath: () => '/embeddings',
+    authHeaders: openAIAuthHeaders(provider),
+  });
+}

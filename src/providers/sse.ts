@@ -1,0 +1,98 @@
+/**
+ * Incremental Server-Sent Events parser (WHATWG rules: `\n`, `\r\n` or `\r` line
+ * ends, multi-line `data:`, `event:` names, `:` comments ignored). Fed decoded
+ * text as it arrives; complete events are appended to `events` for the caller
+ * to drain, so one network read costs one call, not one promise per event.
+ */
+
+export interface SseEvent {
+  event: string | undefined;
+  data: string;
+}
+
+export class SseParser {
+  readonly events: SseEvent[] = [];
+  private buf = '';
+  private data: string[] = [];
+  private event: string | undefined;
+  /** Comment lines seen (keep-alives); a stall detector may want them. */
+  comments = 0;
+
+  push(text: string): void {
+    this.buf = this.buf.length === 0 ? text : this.buf + text;
+    let start = 0;
+    const buf = this.buf;
+    for (;;) {
+      let nl = -1;
+      for (let i = start; i < buf.length; i++) {
+        const c = buf.charCodeAt(i);
+        if (c === 10 || c === 13) {
+          nl = i;
+          break;
+        }
+      }
+      if (nl === -1) break;
+      // A lone \r at the very end may be the first half of \r\n: wait for more.
+      if (buf.charCodeAt(nl) === 13 && nl === buf.length - 1) break;
+      this.line(buf.slice(start, nl));
+      start = buf.charCodeAt(nl) === 13 && buf.charCodeAt(nl + 1) === 10 ? nl + 2 : nl + 1;
+    }
+    this.buf = start === 0 ? buf : buf.slice(start);
+  }
+
+  /** Flush at end of input: a final event without its blank line still counts. */
+  end(): void {
+    if (this.buf.length > 0) {
+      this.line(this.buf);
+      this.buf = '';
+    }
+    this.dispatch();
+  }
+
+  private line(line: string): void {
+    if (line.length === 0) return this.dispatch();
+    if (line.charCodeAt(0) === 58 /* : */) {
+      this.comments++;
+      return;
+    }
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 32) value = value.slice(1);
+    if (field === 'data') this.data.push(value);
+    else if (field === 'event') this.event = value;
+    // `id` and `retry` are irrelevant for one-shot upstream streams.
+  }
+
+  private dispatch(): void {
+    if (this.data.length > 0) {
+      this.events.push({ event: this.event, data: this.data.length === 1 ? this.data[0]! : this.data.join('\n') });
+    }
+    this.data = [];
+    this.event = undefined;
+  }
+}
+
+/** Newline-delimited JSON (Ollama's native streams): one complete line per item. */
+export class NdjsonParser {
+  readonly lines: string[] = [];
+  private buf = '';
+
+  push(text: string): void {
+    const buf = this.buf + text;
+    let start = 0;
+    let nl: number;
+    while ((nl = buf.indexOf('\n', start)) !== -1) {
+      const line = buf.slice(start, nl).trim();
+      if (line.length > 0) this.lines.push(line);
+      start = nl + 1;
+    }
+    this.buf = buf.slice(start);
+  }
+
+  end(): void {
+    const line = this.buf.trim();
+    if (line.length > 0) this.lines.push(line);
+    this.buf = '';
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The spec every provider adapter implements. Adapters only translate:
+ * protocol request → upstream HTTP request, upstream response or stream →
+ * protocol response or chunks, upstream failure → UpstreamError. They never
+ * retry, wait, choose or record anything: that is the executor's job.
+ */
+import type { Clock, Random } from '../core/clock.js';
+import type { ProviderConfig } from '../config/types.js';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatRequest,
+  EmbeddingsRequest,
+  EmbeddingsResponse,
+} from '../protocol/openai.js';
+
+export type UpstreamHeaders = Record<string, string | string[] | undefined>;
+
+export interface AttemptContext {
+  /** Aborted on attempt timeout, TTFT/stall, deadline or client disconnect; its reason says which. */
+  signal: AbortSignal;
+  /** The concrete upstream model name for this attempt. */
+  model: string;
+  requestId: string;
+}
+
+export interface ChatResult {
+  response: ChatCompletion;
+  /**
+   * The upstream's exact JSON bytes when they can be forwarded unchanged
+   * (OpenAI-compatible upstreams): saves re-serialising on the hot path.
+   */
+  raw?: Uint8Array;
+  headers: UpstreamHeaders;
+}
+
+/**
+ * A chat stream, already past the upstream's status line (a non-2xx is thrown
+ * by `chatStream`, never yielded). Iteration ends normally only when the
+ * upstream finished properly (`[DONE]`, a final `finish_reason`, `message_stop`…);
+ * a stream that stops early throws an UpstreamError of category `network`.
+ * Malformed events are skipped and counted in `malformed`, never yielded.
+ */
+export interface ChunkStream extends AsyncIterable<ChatCompletionChunk> {
+  readonly headers: UpstreamHeaders;
+  readonly malformed: number;
+}
+
+export interface EmbeddingsResult {
+  response: EmbeddingsResponse;
+  raw?: Uint8Array;
+  headers: UpstreamHeaders;
+}
+
+export interface ProviderAdapter {
+  readonly provider: ProviderConfig;
+  chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult>;
+  chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream>;
+  /** Absent when the provider has no embeddings API. */
+  embeddings?(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult>;
+  close(): Promise<void>;
+}
+
+export interface AdapterDeps {
+  clock: Clock;
+  random: Random;
+}
+
+export type AdapterFactory = (provider: ProviderConfig, deps: AdapterDeps) => ProviderAdapter;
+
+/**
+ * Symbol under which an adapter may attach a chunk's exact upstream JSON text,
+ * so the SSE writer can forward it without re-serialising. Anyone who mutates
+ * a chunk must delete it.
+ */
+export const RAW_JSON: unique symbol = Symbol.for('switchyard.rawJson');
+export type WithRaw<T> = T & { [RAW_JSON]?: string };

@@ -1,0 +1,134 @@
+/**
+ * Pure classification of upstream failures into the normalized categories.
+ * Adapters call `errorFromResponse` with whatever the provider sent; provider
+ * specifics (Gemini's RESOURCE_EXHAUSTED, Anthropic's overloaded_error) are
+ * recognised here from the body so every adapter shares one table.
+ */
+import { UpstreamError, type ErrorCategory } from './upstream-error.js';
+import type { UpstreamHeaders } from '../providers/types.js';
+
+const CONTEXT_RE =
+  /context[_ ]length|context window|maximum context|too many tokens|prompt is too long|input is too long|exceeds the (?:maximum|model)|max_tokens.*(?:exceed|too large)|reduce the length|token limit/i;
+const POLICY_RE = /content[_ ]policy|content[_ ]filter|safety|responsible ?ai|flagged|moderation/i;
+const OVERLOADED_RE = /overloaded/i;
+const RATE_RE = /rate[_ ]limit|resource[_ ]exhausted|quota|too many requests/i;
+
+export function header(headers: UpstreamHeaders | undefined, name: string): string | undefined {
+  const v = headers?.[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * `retry-after-ms` (OpenAI/Azure), then `retry-after` in seconds or as an HTTP date.
+ * Returns milliseconds, or undefined when absent or unparsable.
+ */
+export function parseRetryAfter(headers: UpstreamHeaders | undefined, now: number): number | undefined {
+  const ms = header(headers, 'retry-after-ms');
+  if (ms !== undefined) {
+    const n = Number(ms);
+    if (Number.isFinite(n) && n >= 0) return n;
+  }
+  const ra = header(headers, 'retry-after');
+  if (ra === undefined || ra === '') return undefined;
+  const secs = Number(ra);
+  if (Number.isFinite(secs)) return secs >= 0 ? secs * 1000 : undefined;
+  const date = Date.parse(ra);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** Category from an HTTP status and the error text; ranges, never enumerated lists. */
+export function categorize(status: number, text: string): ErrorCategory {
+  if (status === 429) return OVERLOADED_RE.test(text) && !RATE_RE.test(text) ? 'overloaded' : 'rate_limited';
+  if (status === 529) return 'overloaded';
+  if (status >= 500) {
+    if (OVERLOADED_RE.test(text)) return 'overloaded';
+    return 'server';
+  }
+  if (status === 401 || status === 403) {
+    // Some providers answer 403 for a policy block; most mean bad credentials.
+    return POLICY_RE.test(text) && !/api[_ ]?key|credential|permission|auth/i.test(text) ? 'content_policy' : 'auth';
+  }
+  if (status === 408) return 'timeout';
+  if (status >= 400) {
+    if (CONTEXT_RE.test(text)) return 'context_length';
+    if (POLICY_RE.test(text)) return 'content_policy';
+    if (RATE_RE.test(text) && /quota|exhausted/i.test(text)) return 'rate_limited';
+    return 'invalid_request';
+  }
+  return 'server';
+}
+
+interface ParsedErrorBody {
+  message: string;
+  code?: string;
+  param?: string | null;
+}
+
+/**
+ * Pull a message and code out of the error bodies providers actually send:
+ * OpenAI `{error:{message,type,code,param}}`, Anthropic `{type:'error',error:{type,message}}`,
+ * Gemini `{error:{code,message,status}}`, Cohere `{message}`, Ollama `{error:"..."}`.
+ */
+export function parseErrorBody(text: string): ParsedErrorBody {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { message: text.slice(0, 500) };
+  }
+  // Gemini wraps errors in an array when streaming.
+  if (Array.isArray(body)) body = body[0];
+  if (!body || typeof body !== 'object') return { message: text.slice(0, 500) };
+  const b = body as Record<string, unknown>;
+  const e = b.error;
+  if (typeof e === 'string') return { message: e };
+  if (e && typeof e === 'object') {
+    const eo = e as Record<string, unknown>;
+    const code = [eo.status, eo.code, eo.type].find((x) => typeof x === 'string') as string | undefined;
+    return {
+      message: typeof eo.message === 'string' ? eo.message : text.slice(0, 500),
+      code,
+      param: typeof eo.param === 'string' ? eo.param : null,
+    };
+  }
+  if (typeof b.message === 'string') return { message: b.message, code: typeof b.code === 'string' ? b.code : undefined };
+  return { message: text.slice(0, 500) };
+}
+
+/** Build the normalized error for a non-2xx upstream response. */
+export function errorFromResponse(
+  status: number,
+  bodyText: string,
+  headers: UpstreamHeaders,
+  now: number,
+): UpstreamError {
+  const parsed = parseErrorBody(bodyText);
+  const category = categorize(status, `${parsed.code ?? ''} ${parsed.message}`);
+  return new UpstreamError({
+    category,
+    status,
+    message: parsed.message || `upstream answered ${status}`,
+    providerCode: parsed.code,
+    retryAfterMs: parseRetryAfter(headers, now),
+    headers,
+    param: parsed.param ?? null,
+  });
+}
+
+/**
+ * A thrown transport error (undici, node:net: reset, refused, DNS, TLS, a body cut
+ * short) → `network`, or `timeout` for undici's own header/body timeouts.
+ */
+export function errorFromTransport(err: unknown): UpstreamError {
+  if (err instanceof UpstreamError) return err;
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } } | undefined;
+  const code = e?.code ?? e?.cause?.code ?? '';
+  const timeout = /TIMEOUT/.test(code) && code !== 'UND_ERR_CONNECT_TIMEOUT';
+  const message = e?.cause?.message ?? e?.message ?? String(err);
+  return new UpstreamError({
+    category: timeout ? 'timeout' : 'network',
+    message: code ? `${code}: ${message}` : message,
+    providerCode: code || undefined,
+    cause: err,
+  });
+}

@@ -1,0 +1,61 @@
+/**
+ * The one normalized upstream failure. Every adapter turns whatever its provider
+ * does wrong (a status, an error body, a reset socket, a cut stream) into an
+ * UpstreamError with a category; the executor decides what to do from the
+ * category alone, so an Anthropic 529, a Gemini RESOURCE_EXHAUSTED and an
+ * OpenAI 429 are treated alike.
+ */
+
+export type ErrorCategory =
+  | 'rate_limited' // 429, RESOURCE_EXHAUSTED
+  | 'overloaded' // 529 and "overloaded" bodies
+  | 'server' // any other 5xx
+  | 'timeout' // no answer within the attempt's budget (also: TTFT / stall)
+  | 'network' // reset, refused, DNS, TLS, a stream cut before its end
+  | 'auth' // upstream 401/403: this deployment is misconfigured
+  | 'invalid_request' // 400, 404, 413, 422: the request itself is wrong
+  | 'context_length' // prompt too long for this model
+  | 'content_policy'; // the provider refused the content
+
+export interface UpstreamErrorInit {
+  category: ErrorCategory;
+  message: string;
+  status?: number;
+  /** Provider's own error code or type, e.g. `overloaded_error`, `RESOURCE_EXHAUSTED`. */
+  providerCode?: string;
+  /** Parsed from Retry-After / retry-after-ms / provider bodies; milliseconds. */
+  retryAfterMs?: number;
+  headers?: Record<string, string | string[] | undefined>;
+  /** The upstream's `param` for invalid requests, passed through to the client. */
+  param?: string | null;
+  cause?: unknown;
+}
+
+export class UpstreamError extends Error {
+  readonly category: ErrorCategory;
+  readonly status: number | undefined;
+  readonly providerCode: string | undefined;
+  readonly retryAfterMs: number | undefined;
+  readonly headers: Record<string, string | string[] | undefined> | undefined;
+  readonly param: string | null | undefined;
+
+  constructor(init: UpstreamErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = 'UpstreamError';
+    this.category = init.category;
+    this.status = init.status;
+    this.providerCode = init.providerCode;
+    this.retryAfterMs = init.retryAfterMs;
+    this.headers = init.headers;
+    this.param = init.param;
+  }
+
+  /** Short label for traces and error messages: `429 rate_limited`, `network`. */
+  get label(): string {
+    return this.status ? `${this.status} ${this.category}` : this.category;
+  }
+}
+
+export function isUpstreamError(err: unknown): err is UpstreamError {
+  return err instanceof UpstreamError;
+}
