@@ -1,0 +1,54 @@
+/**
+ * A deployment as the runtime sees it: one provider's concrete model, with its
+ * effective timeouts and limits resolved once from the config. Built at start-up
+ * (and for `PROVIDER/MODEL` pins on first use), never per request.
+ */
+import type {
+  Capability,
+  DeploymentConfig,
+  Price,
+  ProviderConfig,
+  TimeoutConfig,
+} from '../config/types.js';
+
+export interface Deployment {
+  /** `PROVIDER_ID/MODEL`: the name in headers, traces, metrics and state keys. */
+  readonly key: string;
+  readonly provider: ProviderConfig;
+  readonly model: string;
+  readonly weight: number;
+  readonly price: Price | undefined;
+  readonly rpm: number | undefined;
+  readonly tpm: number | undefined;
+  readonly contextWindow: number | undefined;
+  readonly capabilities: ReadonlySet<Capability>;
+  /** Deployment overrides merged over the resilience defaults. */
+  readonly timeouts: TimeoutConfig;
+  /** Pinned via `PROVIDER/MODEL` rather than configured in a pool. */
+  readonly pinned: boolean;
+}
+
+export function makeDeployment(
+  provider: ProviderConfig,
+  d: Pick<DeploymentConfig, 'model'> & Partial<DeploymentConfig>,
+  defaults: TimeoutConfig,
+  pinned = false,
+): Deployment {
+  return Object.freeze({
+    key: `${provider.id}/${d.model}`,
+    provider,
+    model: d.model,
+    weight: d.weight ?? 1,
+    price: d.price,
+    rpm: d.rpm,
+    tpm: d.tpm,
+    contextWindow: d.contextWindow,
+    capabilities: new Set(d.capabilities ?? []),
+    timeouts: {
+      requestTimeoutMs: d.requestTimeoutMs ?? defaults.requestTimeoutMs,
+      ttftTimeoutMs: d.ttftTimeoutMs ?? defaults.ttftTimeoutMs,
+      idleTimeoutMs: d.idleTimeoutMs ?? defaults.idleTimeoutMs,
+    },
+    pinned,
+  });
+}
