@@ -1,0 +1,294 @@
+/**
+ * createGateway(): the in-process API, and the composition root — the only
+ * place that picks concrete implementations (adapters, health, limits,
+ * observability hooks). The HTTP server is a thin adapter over this.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Config, KeyConfig } from '../config/types.js';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatRequest,
+  EmbeddingsRequest,
+  EmbeddingsResponse,
+  ModelList,
+  Usage,
+} from '../protocol/openai.js';
+import { validateChatRequest, validateEmbeddingsRequest } from '../protocol/validate.js';
+import { ADAPTERS } from '../providers/registry.js';
+import type { AdapterFactory, ProviderAdapter } from '../providers/types.js';
+import { EventBus } from '../observability/events.js';
+import { Catalog } from '../routing/catalog.js';
+import { buildChain, orderSegments, type Candidate } from '../routing/chain.js';
+import type { Deployment } from '../routing/deployment.js';
+import { effectiveDataClass, requiresLocal } from '../routing/privacy.js';
+import { chatRequirements, EMBEDDINGS_REQUIREMENTS, supports, type Requirements } from '../routing/requirements.js';
+import { CLIENT_GONE, DEADLINE } from '../resilience/abort.js';
+import { Executor, type CapacityGate } from '../resilience/executor.js';
+import { Health } from '../resilience/health.js';
+import { LiveStream } from '../resilience/live-stream.js';
+import { RequestRun } from '../resilience/run.js';
+import { openUntilCommit } from '../resilience/stream-attempt.js';
+import { systemClock, systemRandom, type Clock, type Random } from './clock.js';
+import { GatewayError } from './errors.js';
+import { metaOf, type RoutingMeta } from './request-meta.js';
+
+export interface GatewayOptions {
+  clock?: Clock;
+  random?: Random;
+  /** Replace or add adapter factories by provider type (tests, embedders). */
+  adapters?: Partial<Record<string, AdapterFactory>>;
+  bus?: EventBus;
+  gate?: CapacityGate;
+}
+
+export interface CallOptions {
+  /** Aborts the request (client gone). */
+  signal?: AbortSignal;
+  /** Incoming request headers, lower-case names: `x-request-id`, `x-switchyard-data-class`. */
+  headers?: Record<string, string | string[] | undefined>;
+  /** The authenticated client key, if any (the server authenticates). */
+  key?: KeyConfig | null;
+}
+
+export interface ChatResponse {
+  stream: false;
+  meta: RoutingMeta;
+  body: ChatCompletion;
+  /** Upstream bytes identical to `body`, when forwarding them unchanged is possible. */
+  raw?: Uint8Array;
+}
+
+export interface ChatStreamResponse extends AsyncIterable<ChatCompletionChunk> {
+  stream: true;
+  meta: RoutingMeta;
+}
+
+export interface EmbeddingsResult {
+  meta: RoutingMeta;
+  body: EmbeddingsResponse;
+  raw?: Uint8Array;
+}
+
+export interface Gateway {
+  readonly config: Config;
+  readonly bus: EventBus;
+  readonly catalog: Catalog;
+  readonly health: Health;
+  chat(request: ChatRequest | unknown, opts?: CallOptions): Promise<ChatResponse | ChatStreamResponse>;
+  embeddings(request: EmbeddingsRequest | unknown, opts?: CallOptions): Promise<EmbeddingsResult>;
+  models(): ModelList;
+  close(): Promise<void>;
+}
+
+const header = (h: CallOptions['headers'], name: string): string | undefined => {
+  const v = h?.[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+const REQUEST_ID_RE = /^[\w.:@/+=-]{1,128}$/;
+
+export function createGateway(config: Config, options: GatewayOptions = {}): Gateway {
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? systemRandom;
+  const bus = options.bus ?? new EventBus();
+  const catalog = new Catalog(config);
+  const health = new Health(config.resilience, clock, bus);
+  const factories = { ...ADAPTERS, ...options.adapters };
+  const adapters = new Map<string, ProviderAdapter>();
+  for (const p of config.providers) {
+    const factory = factories[p.type];
+    if (!factory) throw new Error(`providers: no adapter for type '${p.type}' (provider '${p.id}')`);
+    adapters.set(p.id, factory(p, { clock, random }));
+  }
+  const executor = new Executor({
+    config,
+    clock,
+    random,
+    health,
+    bus,
+    gate: options.gate,
+    adapterFor: (d: Deployment) => adapters.get(d.provider.id)!,
+  });
+  const created = Math.floor(clock.now() / 1000);
+
+  /** Common start of every routed request: identity, policy, data class, the chain, the run. */
+  function begin(model: string, stream: boolean, endpoint: 'chat' | 'embeddings', req: Requirements, opts: CallOptions) {
+    const key = opts.key ?? null;
+    if (key?.models && !key.models.includes(model) && !(model === 'auto' && key.models.includes('auto'))) {
+      throw new GatewayError(403, 'model_not_allowed', `This key may not use the model '${model}'`, 'model');
+    }
+    const dataClass = effectiveDataClass(key?.dataClass ?? config.privacy.defaultDataClass, header(opts.headers, 'x-switchyard-data-class'));
+    const scope = { requirements: req, localOnly: requiresLocal(dataClass, key) };
+    const chain = buildChain(catalog, model, scope, random);
+    const rid = header(opts.headers, 'x-request-id');
+    const id = rid && REQUEST_ID_RE.test(rid) ? rid : randomUUID();
+    const now = clock.now();
+    const controller = new AbortController();
+    const run = new RequestRun(id, now, model, key?.id ?? null, dataClass, stream, endpoint, controller.signal, now + config.resilience.deadlineMs);
+    const onClientAbort = () => controller.abort(CLIENT_GONE());
+    if (opts.signal?.aborted) onClientAbort();
+    else opts.signal?.addEventListener('abort', onClientAbort, { once: true });
+    const deadline = clock.setTimer(() => controller.abort(DEADLINE()), config.resilience.deadlineMs);
+    const clearDeadline = () => deadline.clear();
+    const release = () => {
+      deadline.clear();
+      opts.signal?.removeEventListener('abort', onClientAbort);
+    };
+    return { run, chain, scope, release, clearDeadline };
+  }
+
+  function record(run: RequestRun, err?: unknown): void {
+    if (err !== undefined) {
+      if (err instanceof GatewayError) {
+        run.status = err.status;
+        run.errorCode = err.code;
+      } else {
+        run.status = 499;
+        run.errorCode = 'client_closed_request';
+      }
+    }
+    const trace = run.finish();
+    if (trace) bus.emit('request', trace);
+  }
+
+  function cost(d: Deployment | undefined, u: Usage | undefined): number | null {
+    if (!d?.price || !u) return null;
+    return (u.prompt_tokens * d.price.input + u.completion_tokens * d.price.output) / 1e6;
+  }
+
+  async function chat(request: ChatRequest | unknown, opts: CallOptions = {}): Promise<ChatResponse | ChatStreamResponse> {
+    const req = validateChatRequest(request);
+    const stream = req.stream === true;
+    const requirements = chatRequirements(req);
+    const { run, chain, scope, release, clearDeadline } = begin(req.model, stream, 'chat', requirements, opts);
+    const contentPolicyChain = () => {
+      const route = catalog.aliases.get(req.model);
+      return route ? orderSegments(route.contentPolicySegments, scope, random, []) : [];
+    };
+    if (!stream) {
+      try {
+        const done = await executor.run(run, chain, ({ candidate, adapter, scope: s, trace }) => {
+          const d = candidate.deployment;
+          s.arm(Math.min(d.timeouts.requestTimeoutMs, run.deadlineAt - clock.now()), 'attempt_timeout', `no answer within ${d.timeouts.requestTimeoutMs} ms`);
+          return adapter.chat(req, { signal: s.signal, model: d.model, requestId: run.id }).then((r) => {
+            trace.status = 200;
+            return r;
+          });
+        }, { estimatedTokens: requirements.estimatedTokens, contentPolicyChain });
+        const { response, raw } = done.value;
+        run.usage = response.usage;
+        run.costUsd = cost(done.candidate.deployment, response.usage);
+        done.lease?.reconcile(response.usage?.total_tokens ?? requirements.estimatedTokens);
+        run.markResponseStart();
+        record(run);
+        return { stream: false, meta: metaOf(run), body: response, raw };
+      } catch (err) {
+        record(run, err);
+        throw err;
+      } finally {
+        release();
+      }
+    }
+
+    const includeUsage = req.stream_options?.include_usage === true;
+    const promptTokensEstimate = requirements.estimatedTokens - (req.max_completion_tokens ?? req.max_tokens ?? 0);
+    const attemptStream = (r: ChatRequest, resume: boolean) => (input: Parameters<Parameters<Executor['run']>[2]>[0]) => {
+      if (resume) input.trace.resume = true;
+      return openUntilCommit(input, r, run.id);
+    };
+    let first;
+    try {
+      first = await executor.run(run, chain, attemptStream(req, false), {
+        estimatedTokens: requirements.estimatedTokens,
+        contentPolicyChain,
+        keepScope: true,
+      });
+    } catch (err) {
+      run.streamOutcome = 'failed_before_commit';
+      record(run, err);
+      release();
+      throw err;
+    }
+    // Committed: the deadline no longer applies to a flowing stream (the stall timer does);
+    // the client link stays until the stream ends.
+    clearDeadline();
+    run.ttftMs = first.value.ttftMs;
+    run.markResponseStart();
+    const resumeCandidates = (): Candidate[] => {
+      const current = run.served!;
+      const rest = chain.filter((c) => c.deployment.key !== current.deployment.key);
+      return [current, ...rest].filter((c) => supports(c.deployment, 'prefill') && health.available(c.deployment.key));
+    };
+    const live = new LiveStream(first, {
+      run,
+      health,
+      cfg: config.resilience,
+      includeUsage,
+      promptTokensEstimate,
+      resume: async (prefill) => {
+        const candidates = resumeCandidates();
+        if (candidates.length === 0) throw new GatewayError(503, 'all_candidates_unavailable', 'no prefill-capable candidate');
+        const continued: ChatRequest = { ...req, messages: [...req.messages, { role: 'assistant', content: prefill }] };
+        run.deadlineAt = clock.now() + config.resilience.deadlineMs;
+        return executor.run(run, candidates, attemptStream(continued, true), {
+          estimatedTokens: requirements.estimatedTokens,
+          keepScope: true,
+          failFastAsFailover: true,
+        });
+      },
+      onEnd: () => {
+        release();
+        run.costUsd = cost(run.served?.deployment, run.usage);
+        record(run);
+      },
+    });
+    const meta = metaOf(run);
+    return {
+      stream: true,
+      meta,
+      [Symbol.asyncIterator]: () => live[Symbol.asyncIterator](),
+    };
+  }
+
+  async function embeddings(request: EmbeddingsRequest | unknown, opts: CallOptions = {}): Promise<EmbeddingsResult> {
+    const req = validateEmbeddingsRequest(request);
+    const { run, chain: all, release } = begin(req.model, false, 'embeddings', EMBEDDINGS_REQUIREMENTS, opts);
+    const chain = all.filter((c) => adapters.get(c.deployment.provider.id)!.embeddings !== undefined);
+    try {
+      if (chain.length === 0) throw new GatewayError(400, 'invalid_request', `No deployment of '${req.model}' supports embeddings`, 'model');
+      const done = await executor.run(run, chain, ({ candidate, adapter, scope: s, trace }) => {
+        const d = candidate.deployment;
+        s.arm(Math.min(d.timeouts.requestTimeoutMs, run.deadlineAt - clock.now()), 'attempt_timeout', `no answer within ${d.timeouts.requestTimeoutMs} ms`);
+        return adapter.embeddings!(req, { signal: s.signal, model: d.model, requestId: run.id }).then((r) => {
+          trace.status = 200;
+          return r;
+        });
+      }, { estimatedTokens: 0 });
+      const u = done.value.response.usage;
+      run.usage = u ? { prompt_tokens: u.prompt_tokens, completion_tokens: 0, total_tokens: u.total_tokens } : undefined;
+      run.costUsd = cost(done.candidate.deployment, run.usage);
+      run.markResponseStart();
+      record(run);
+      return { meta: metaOf(run), body: done.value.response, raw: done.value.raw };
+    } catch (err) {
+      record(run, err);
+      throw err;
+    } finally {
+      release();
+    }
+  }
+
+  function models(): ModelList {
+    return {
+      object: 'list',
+      data: catalog.modelNames().map((id) => ({ id, object: 'model' as const, created, owned_by: 'switchyard' })),
+    };
+  }
+
+  async function close(): Promise<void> {
+    await Promise.allSettled([...adapters.values()].map((a) => a.close()));
+  }
+
+  return { config, bus, catalog, health, chat, embeddings, models, close };
+}

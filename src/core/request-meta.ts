@@ -1,0 +1,34 @@
+/**
+ * The routing facts every routed response carries (CONTRACT.md's headers).
+ */
+import type { RequestRun } from '../resilience/run.js';
+
+export interface RoutingMeta {
+  requestId: string;
+  /** `PROVIDER_ID/MODEL` that served. */
+  deployment: string;
+  selection: string;
+  /** Upstream attempts made (candidates skipped without a call are not attempts). */
+  attempts: number;
+  fallback: boolean;
+  overheadMs: number;
+}
+
+const SKIPS = new Set(['cooldown', 'circuit_open', 'throttled', 'skipped']);
+
+export function upstreamAttempts(run: RequestRun): number {
+  let n = 0;
+  for (const a of run.attempts) if (a.errorType === null || !SKIPS.has(a.errorType)) n++;
+  return n;
+}
+
+export function metaOf(run: RequestRun): RoutingMeta {
+  return {
+    requestId: run.id,
+    deployment: run.served?.deployment.key ?? '',
+    selection: run.served?.selection ?? '',
+    attempts: upstreamAttempts(run),
+    fallback: run.fallbackUsed,
+    overheadMs: run.overheadMs,
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * Request validation on the hot path: hand-written checks over the parsed JSON
+ * (a schema library costs several times more per request here). They check the
+ * shape the gateway relies on and leave unknown fields to the upstream.
+ */
+import { invalidRequest } from '../core/errors.js';
+import type { ChatRequest, EmbeddingsRequest } from './openai.js';
+
+const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function optNumber(body: Record<string, unknown>, key: string, min: number, max: number, integer = false): void {
+  const v = body[key];
+  if (v === undefined || v === null) return;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max || (integer && !Number.isInteger(v))) {
+    throw invalidRequest(`'${key}' must be ${integer ? 'an integer' : 'a number'} between ${min} and ${max}`, key);
+  }
+}
+
+function checkContent(content: unknown, i: number, role: string): void {
+  if (typeof content === 'string') return;
+  if (content === null || content === undefined) {
+    if (role === 'assistant') return;
+    throw invalidRequest(`messages[${i}].content is required for role '${role}'`, `messages[${i}].content`);
+  }
+  if (!Array.isArray(content)) throw invalidRequest(`messages[${i}].content must be a string or an array of parts`, `messages[${i}].content`);
+  for (let p = 0; p < content.length; p++) {
+    const part = content[p];
+    const param = `messages[${i}].content[${p}]`;
+    if (!isObj(part) || typeof part.type !== 'string') throw invalidRequest(`${param} must be an object with a 'type'`, param);
+    if (part.type === 'text' && typeof part.text !== 'string') throw invalidRequest(`${param}.text must be a string`, `${param}.text`);
+    if (part.type === 'image_url' && !(isObj(part.image_url) && typeof part.image_url.url === 'string')) {
+      throw invalidRequest(`${param}.image_url.url must be a string`, `${param}.image_url`);
+    }
+  }
+}
+
+export function validateChatRequest(body: unknown): ChatRequest {
+  if (!isObj(body)) throw invalidRequest('request body must be a JSON object');
+  if (typeof body.model !== 'string' || body.model.length === 0) throw invalidRequest("'model' is required and must be a string", 'model');
+  const messages = body.messages;
+  if (!Array.isArray(messages) || messages.length === 0) throw invalidRequest("'messages' must be a non-empty array", 'messages');
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    if (!isObj(m)) throw invalidRequest(`messages[${i}] must be an object`, `messages[${i}]`);
+    const role = m.role;
+    if (typeof role !== 'string' || !ROLES.has(role)) throw invalidRequest(`messages[${i}].role must be one of ${[...ROLES].join(', ')}`, `messages[${i}].role`);
+    if (role === 'assistant' && m.tool_calls !== undefined && !Array.isArray(m.tool_calls)) {
+      throw invalidRequest(`messages[${i}].tool_calls must be an array`, `messages[${i}].tool_calls`);
+    }
+    if (role === 'tool' && typeof m.tool_call_id !== 'string') throw invalidRequest(`messages[${i}].tool_call_id is required for role 'tool'`, `messages[${i}].tool_call_id`);
+    checkContent(m.content, i, role);
+  }
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') throw invalidRequest("'stream' must be a boolean", 'stream');
+  if (body.stream_options !== undefined && body.stream_options !== null && !isObj(body.stream_options)) {
+    throw invalidRequest("'stream_options' must be an object", 'stream_options');
+  }
+  optNumber(body, 'max_tokens', 1, 10_000_000, true);
+  optNumber(body, 'max_completion_tokens', 1, 10_000_000, true);
+  optNumber(body, 'temperature', 0, 2);
+  optNumber(body, 'top_p', 0, 1);
+  optNumber(body, 'n', 1, 128, true);
+  if (body.tools !== undefined && body.tools !== null) {
+    if (!Array.isArray(body.tools)) throw invalidRequest("'tools' must be an array", 'tools');
+    for (let t = 0; t < body.tools.length; t++) {
+      const tool = body.tools[t];
+      if (!isObj(tool) || !isObj(tool.function) || typeof tool.function.name !== 'string') {
+        throw invalidRequest(`tools[${t}] must be {type: 'function', function: {name, ...}}`, `tools[${t}]`);
+      }
+    }
+  }
+  if (body.response_format !== undefined && body.response_format !== null && !(isObj(body.response_format) && typeof body.response_format.type === 'string')) {
+    throw invalidRequest("'response_format' must be an object with a 'type'", 'response_format');
+  }
+  return body as unknown as ChatRequest;
+}
+
+export function validateEmbeddingsRequest(body: unknown): EmbeddingsRequest {
+  if (!isObj(body)) throw invalidRequest('request body must be a JSON object');
+  if (typeof body.model !== 'string' || body.model.length === 0) throw invalidRequest("'model' is required and must be a string", 'model');
+  const input = body.input;
+  const ok =
+    (typeof input === 'string' && input.length > 0) ||
+    (Array.isArray(input) &&
+      input.length > 0 &&
+      (input.every((x) => typeof x === 'string') ||
+        input.every((x) => typeof x === 'number' && Number.isInteger(x)) ||
+        input.every((x) => Array.isArray(x) && x.every((y) => typeof y === 'number' && Number.isInteger(y)))));
+  if (!ok) throw invalidRequest("'input' must be a non-empty string, array of strings, or token arrays", 'input');
+  optNumber(body, 'dimensions', 1, 100_000, true);
+  return body as unknown as EmbeddingsRequest;
+}

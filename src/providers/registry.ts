@@ -1,0 +1,13 @@
+/**
+ * Provider type → adapter factory. The composition root (core/) builds one
+ * adapter per configured provider from here; tests may override factories.
+ */
+import type { ProviderType } from '../config/types.js';
+import type { AdapterFactory } from './types.js';
+import { createOpenAIAdapter } from './openai/index.js';
+import { createSimulatedAdapter } from './simulated/index.js';
+
+export const ADAPTERS: Partial<Record<ProviderType, AdapterFactory>> = {
+  openai: createOpenAIAdapter,
+  simulated: createSimulatedAdapter,
+};

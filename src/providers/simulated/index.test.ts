@@ -1,0 +1,242 @@
+import { describe, expect, it } from 'vitest';
+import { createSimulatedAdapter, type SimulatedAdapter } from './index.js';
+import { simulateReply } from './reply.js';
+import { unitVector } from './embeddings.js';
+import type { ProviderConfig, SimulateConfig } from '../../config/types.js';
+import type { ChatCompletionChunk, ChatRequest } from '../../protocol/openai.js';
+import type { AttemptContext } from '../types.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import { VirtualClock } from '../../../test/helpers/virtual-clock.js';
+
+const noRandom = (): number => 0.5;
+
+function adapter(sim: Partial<SimulateConfig>, clock: VirtualClock): SimulatedAdapter {
+  const provider: ProviderConfig = {
+    id: 'sim',
+    type: 'simulated',
+    baseUrl: 'http://simulated.invalid',
+    locality: 'local',
+    headers: {},
+    maxConnections: 1,
+    simulate: { latencyMs: 100, ttftMs: 200, tokensPerSecond: 10, faults: [], ...sim },
+  };
+  return createSimulatedAdapter(provider, { clock, random: noRandom });
+}
+
+function ctx(signal = new AbortController().signal): AttemptContext {
+  return { signal, model: 'sim-model', requestId: 'req-1' };
+}
+
+const request: ChatRequest = { model: 'alias', messages: [{ role: 'user', content: 'Hello?' }] };
+const fullText = simulateReply(request, { provider: 'sim', model: 'sim-model' }).pieces.join('');
+
+/** Settle state of a promise without awaiting it. */
+function track<T>(p: Promise<T>): { settled: () => boolean; value: () => T | undefined; error: () => unknown } {
+  let settled = false;
+  let value: T | undefined;
+  let error: unknown;
+  p.then(
+    (v) => ((settled = true), (value = v)),
+    (e) => ((settled = true), (error = e)),
+  );
+  return { settled: () => settled, value: () => value, error: () => error };
+}
+
+async function drain(stream: AsyncIterable<ChatCompletionChunk>, clock: VirtualClock, start: number) {
+  const got: { at: number; chunk: ChatCompletionChunk }[] = [];
+  let error: unknown;
+  try {
+    for await (const chunk of stream) got.push({ at: clock.now() - start, chunk });
+  } catch (e) {
+    error = e;
+  }
+  return { got, error };
+}
+
+const content = (chunks: { chunk: ChatCompletionChunk }[]): string =>
+  chunks.map(({ chunk }) => chunk.choices[0]?.delta.content ?? '').join('');
+
+describe('simulated adapter: buffered', () => {
+  it('answers after latencyMs with a full chat.completion naming the concrete model', async () => {
+    const clock = new VirtualClock();
+    const a = adapter({}, clock);
+    const t = track(a.chat(request, ctx()));
+    await clock.advance(99);
+    expect(t.settled()).toBe(false);
+    await clock.advance(1);
+    const res = t.value()!.response;
+    expect(res.model).toBe('sim-model');
+    expect(res.id).toMatch(/^chatcmpl-sim-/);
+    expect(res.choices[0]!.message.content).toBe(fullText);
+    expect(res.usage!.completion_tokens).toBeGreaterThan(5);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('adds a slow rule’s delay', async () => {
+    const clock = new VirtualClock();
+    const a = adapter({ faults: [{ kind: 'slow', probability: 1, delayMs: 400 }] }, clock);
+    const t = track(a.chat(request, ctx()));
+    await clock.advance(499);
+    expect(t.settled()).toBe(false);
+    await clock.advance(1);
+    expect(t.settled()).toBe(true);
+  });
+});
+
+describe('simulated adapter: stream', () => {
+  it('paces chunks: headers at latency, first piece at ttft, then 1000/tps apart, then finish and usage', async () => {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 1), true);
+    const a = adapter({}, clock);
+    const start = clock.now();
+    const stream = await a.chatStream(request, ctx());
+    expect(clock.now() - start).toBe(100);
+    const { got, error } = await drain(stream, clock, start);
+    expect(error).toBeUndefined();
+
+    const pieces = simulateReply(request, { provider: 'sim', model: 'sim-model' }).pieces;
+    expect(got).toHaveLength(1 + pieces.length + 2);
+    expect(got[0]!.at).toBe(100);
+    expect(got[0]!.chunk.choices[0]!.delta).toMatchObject({ role: 'assistant', content: '' });
+    got.slice(1, 1 + pieces.length).forEach(({ at, chunk }, i) => {
+      expect(at).toBe(300 + i * 100);
+      expect(chunk.choices[0]!.delta.content).toBe(pieces[i]);
+      expect(chunk.model).toBe('sim-model');
+    });
+    const finish = got[1 + pieces.length]!;
+    expect(finish.chunk.choices[0]!.finish_reason).toBe('stop');
+    expect(finish.at).toBe(300 + (pieces.length - 1) * 100);
+    const usage = got[got.length - 1]!.chunk;
+    expect(usage.choices).toEqual([]);
+    expect(usage.usage).toMatchObject({ completion_tokens: pieces.length });
+    expect(content(got)).toBe(fullText);
+    expect(stream.malformed).toBe(0);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('streams a forced tool call as header and arguments, finishing with tool_calls', async () => {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 1), true);
+    const a = adapter({}, clock);
+    const req: ChatRequest = { ...request, tools: [{ type: 'function', function: { name: 'lookup' } }], tool_choice: 'required' };
+    const { got } = await drain(await a.chatStream(req, ctx()), clock, clock.now());
+    const deltas = got.map((g) => g.chunk.choices[0]?.delta.tool_calls?.[0]);
+    expect(deltas[1]).toEqual({ index: 0, id: 'call_sim_1', type: 'function', function: { name: 'lookup', arguments: '' } });
+    expect(deltas[2]).toEqual({ index: 0, function: { arguments: '{"ok":true}' } });
+    expect(got[3]!.chunk.choices[0]!.finish_reason).toBe('tool_calls');
+  });
+
+  it('stream_abort yields afterChunks pieces then throws network; a prefill resume completes the text exactly', async () => {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 1), true);
+    const a = adapter({}, clock);
+    a.script.enqueue({ kind: 'stream_abort', afterChunks: 3 });
+    const cut = await drain(await a.chatStream(request, ctx()), clock, clock.now());
+    expect(cut.got).toHaveLength(4); // role + 3 pieces
+    expect(cut.error).toBeInstanceOf(UpstreamError);
+    expect((cut.error as UpstreamError).category).toBe('network');
+    const partial = content(cut.got);
+
+    const resumed = { ...request, messages: [...request.messages, { role: 'assistant' as const, content: partial }] };
+    const rest = await drain(await a.chatStream(resumed, ctx()), clock, clock.now());
+    expect(rest.error).toBeUndefined();
+    expect(partial + content(rest.got)).toBe(fullText);
+  });
+
+  it('throws the abort reason during the latency and mid-stream', async () => {
+    const clock = new VirtualClock();
+    const a = adapter({}, clock);
+    const early = new AbortController();
+    const t = track(a.chatStream(request, ctx(early.signal)));
+    await clock.advance(50);
+    const reason = new Error('ttft timeout');
+    early.abort(reason);
+    await clock.advance(0);
+    expect(t.error()).toBe(reason);
+
+    const mid = new AbortController();
+    const p = a.chatStream(request, ctx(mid.signal));
+    await clock.advance(100);
+    const it = (await p)[Symbol.asyncIterator]();
+    await it.next(); // role chunk
+    const next = track(it.next()); // waiting for the first piece
+    await clock.advance(150);
+    const stall = new Error('stall');
+    mid.abort(stall);
+    await clock.advance(0);
+    expect(next.error()).toBe(stall);
+    expect(clock.pending).toBe(0);
+  });
+});
+
+describe('simulated adapter: faults classify like a real upstream', () => {
+  async function failure(plan: Parameters<SimulatedAdapter['script']['enqueue']>[0], stream = false): Promise<UpstreamError> {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 1), true);
+    const a = adapter({}, clock);
+    a.script.enqueue(plan);
+    const err = await (stream ? a.chatStream(request, ctx()) : a.chat(request, ctx())).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(UpstreamError);
+    return err as UpstreamError;
+  }
+
+  it('rate_limit → 429 rate_limited with Retry-After in ms (or none)', async () => {
+    const e = await failure({ kind: 'rate_limit', retryAfterS: 7 });
+    expect([e.status, e.category, e.retryAfterMs, e.providerCode]).toEqual([429, 'rate_limited', 7000, 'rate_limit_exceeded']);
+    const bare = await failure({ kind: 'rate_limit' }, true);
+    expect([bare.category, bare.retryAfterMs]).toEqual(['rate_limited', undefined]);
+  });
+
+  it('status → category by status and body', async () => {
+    expect((await failure({ kind: 'status', status: 529 })).category).toBe('overloaded');
+    expect((await failure({ kind: 'status', status: 503 }, true)).category).toBe('server');
+    expect((await failure({ kind: 'status', status: 500 })).label).toBe('500 server');
+    expect((await failure({ kind: 'status', status: 401 })).category).toBe('auth');
+    const ctxLen = await failure({ kind: 'status', status: 400, message: "This model's maximum context length is 8192 tokens." });
+    expect([ctxLen.status, ctxLen.category]).toEqual([400, 'context_length']);
+    expect((await failure({ kind: 'status', status: 400 })).category).toBe('invalid_request');
+  });
+
+  it('reset → network ECONNRESET; stream_abort on a buffered request is a reset', async () => {
+    const e = await failure({ kind: 'reset' }, true);
+    expect([e.category, e.providerCode, e.status]).toEqual(['network', 'ECONNRESET', undefined]);
+    expect((await failure({ kind: 'stream_abort', afterChunks: 2 })).providerCode).toBe('ECONNRESET');
+  });
+
+  it('hang never answers until the signal aborts, then throws its reason', async () => {
+    const clock = new VirtualClock();
+    const a = adapter({}, clock);
+    a.script.enqueue({ kind: 'hang' });
+    const ac = new AbortController();
+    const t = track(a.chat(request, ctx(ac.signal)));
+    await clock.advance(3_600_000);
+    expect(t.settled()).toBe(false);
+    const reason = new Error('attempt timeout');
+    ac.abort(reason);
+    await clock.advance(0);
+    expect(t.error()).toBe(reason);
+  });
+
+  it('the free tier answers 429 with Retry-After once rpmLimit is used up', async () => {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 1), true);
+    const a = adapter({ rpmLimit: 2, latencyMs: 0 }, clock);
+    await a.chat(request, ctx());
+    await a.chat(request, ctx());
+    const e = (await a.chat(request, ctx()).catch((x: unknown) => x)) as UpstreamError;
+    expect([e.category, e.retryAfterMs]).toEqual(['rate_limited', 60_000]);
+  });
+});
+
+describe('simulated adapter: embeddings', () => {
+  it('returns deterministic vectors after the latency, and honours faults', async () => {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 1), true);
+    const a = adapter({}, clock);
+    const start = clock.now();
+    const res = await a.embeddings!({ model: 'alias', input: ['a', 'b'] }, ctx());
+    expect(clock.now() - start).toBe(100);
+    expect(res.response.model).toBe('sim-model');
+    expect(res.response.data[1]!.embedding).toEqual(unitVector('b', 8));
+    a.script.enqueue({ kind: 'status', status: 529 });
+    const e = (await a.embeddings!({ model: 'alias', input: 'a' }, ctx()).catch((x: unknown) => x)) as UpstreamError;
+    expect(e.category).toBe('overloaded');
+  });
+});

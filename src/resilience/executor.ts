@@ -1,0 +1,245 @@
+/**
+ * Runs a candidate chain: for each candidate, admission (breaker, cooldown,
+ * pacing), the attempt through its adapter, classification of the outcome,
+ * bookkeeping (breaker, cooldown, trace), and the decision — return, retry,
+ * next candidate, or stop. One loop for buffered and streamed requests: a
+ * stream's attempt "succeeds" at its commit point (first content token), so
+ * everything before that fails over exactly like a buffered call.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Config } from '../config/types.js';
+import type { Clock, Random } from '../core/clock.js';
+import type { GatewayError } from '../core/errors.js';
+import type { EventBus, AttemptTrace } from '../observability/events.js';
+import type { Candidate } from '../routing/chain.js';
+import type { Deployment } from '../routing/deployment.js';
+import type { ProviderAdapter } from '../providers/types.js';
+import { AttemptAborted } from './abort.js';
+import { AttemptScope } from './attempt-scope.js';
+import type { Health } from './health.js';
+import { clientErrorFor, deadlineError, exhaustedError, normalizeFailure, type FailureNote } from './outcome.js';
+import { decide } from './policy.js';
+import type { RequestRun } from './run.js';
+import type { UpstreamError } from './upstream-error.js';
+
+/** Capacity check before a call (limits/ plugs in here); `release` when no call was made. */
+export interface CapacityGate {
+  acquire(d: Deployment, run: RequestRun, estimatedTokens: number): { ok: true; lease: Lease } | { ok: false; retryAt: number };
+  /** Wait for the earliest of `candidates` to have capacity, bounded by the gate's own limits. */
+  wait?(candidates: readonly Candidate[], run: RequestRun, estimatedTokens: number): Promise<{ candidate: Candidate; lease: Lease } | { retryAt: number }>;
+  observe?(d: Deployment, headers: Record<string, string | string[] | undefined> | undefined): void;
+}
+
+export interface Lease {
+  reconcile(actualTokens: number): void;
+  cancel(): void;
+}
+
+export interface ExecutorDeps {
+  config: Config;
+  clock: Clock;
+  random: Random;
+  health: Health;
+  bus: EventBus;
+  adapterFor(d: Deployment): ProviderAdapter;
+  gate?: CapacityGate;
+}
+
+/** What an attempt function gets: the candidate, its adapter, and the attempt's abort scope. */
+export interface AttemptInput {
+  candidate: Candidate;
+  adapter: ProviderAdapter;
+  scope: AttemptScope;
+  /** ms left before the request's deadline. */
+  remainingMs: number;
+  trace: AttemptTrace;
+}
+
+export interface Attempted<T> {
+  value: T;
+  candidate: Candidate;
+  scope: AttemptScope;
+  lease: Lease | undefined;
+}
+
+export interface ChainOptions {
+  estimatedTokens: number;
+  /** Segments tried after a content-policy refusal (the alias's contentPolicyFallbacks). */
+  contentPolicyChain?: () => Candidate[];
+  /** Keep the scope alive after success (streams): the caller disposes it. */
+  keepScope?: boolean;
+  /** Internal: already waited for capacity once; do not wait again. */
+  noWait?: boolean;
+  /** Stream resume: a candidate that rejects the request is skipped, not the answer. */
+  failFastAsFailover?: boolean;
+}
+
+const SKIP_LABEL = { cooldown: 'cooling down', circuit_open: 'circuit open', throttled: 'throttled' } as const;
+
+export class Executor {
+  constructor(private readonly deps: ExecutorDeps) {}
+
+  async run<T>(run: RequestRun, chain: Candidate[], attempt: (input: AttemptInput) => Promise<T>, opts: ChainOptions): Promise<Attempted<T>> {
+    const { clock, health, config, random } = this.deps;
+    const cfg = config.resilience;
+    const notes: FailureNote[] = [];
+    let retryAt = Number.POSITIVE_INFINITY;
+    let candidates = chain;
+    let contextFloor: { model: string; window: number } | undefined;
+    let contextError: UpstreamError | undefined;
+    const throttled: Candidate[] = [];
+
+    for (let ci = 0; ci < candidates.length; ci++) {
+      const cand = candidates[ci]!;
+      const d = cand.deployment;
+      if (contextFloor && (d.model === contextFloor.model || (d.contextWindow !== undefined && d.contextWindow <= contextFloor.window))) continue;
+      let retries = 0;
+      for (;;) {
+        if (run.signal.aborted) throw run.signal.reason;
+        const admission = health.admit(d.key);
+        if (!admission.ok) {
+          this.skip(run, cand, admission.reason);
+          notes.push({ deployment: d.key, label: SKIP_LABEL[admission.reason] });
+          retryAt = Math.min(retryAt, admission.retryAt);
+          break;
+        }
+        let lease: Lease | undefined;
+        if (this.deps.gate) {
+          const cap = this.deps.gate.acquire(d, run, opts.estimatedTokens);
+          if (!cap.ok) {
+            health.release(d.key, admission.probe);
+            this.skip(run, cand, 'throttled');
+            notes.push({ deployment: d.key, label: SKIP_LABEL.throttled });
+            retryAt = Math.min(retryAt, cap.retryAt);
+            throttled.push(cand);
+            break;
+          }
+          lease = cap.lease;
+        }
+        const scope = new AttemptScope(run.signal, clock);
+        const trace: AttemptTrace = { provider: d.provider.id, model: d.model, status: 0, errorType: null, latencyMs: 0, ttftMs: null };
+        run.attempts.push(trace);
+        const t0 = performance.now();
+        try {
+          const value = await attempt({
+            candidate: cand,
+            adapter: this.deps.adapterFor(d),
+            scope,
+            remainingMs: run.deadlineAt - clock.now(),
+            trace,
+          });
+          const ms = performance.now() - t0;
+          run.waitedMs += ms;
+          trace.latencyMs = round(ms);
+          trace.status = trace.status || 200;
+          health.success(d.key, admission.probe);
+          if (!opts.keepScope) scope.dispose();
+          run.served = cand;
+          run.fallbackUsed = cand.fallback;
+          this.emitAttempt(run, cand, trace);
+          return { value, candidate: cand, scope, lease };
+        } catch (raw) {
+          scope.dispose();
+          lease?.cancel();
+          const ms = performance.now() - t0;
+          run.waitedMs += ms;
+          trace.latencyMs = round(ms);
+          const err = normalizeFailure(raw);
+          if (err instanceof AttemptAborted) {
+            health.release(d.key, admission.probe);
+            trace.errorType = err.kind === 'deadline' ? 'timeout' : 'skipped';
+            trace.message = err.message;
+            this.emitAttempt(run, cand, trace);
+            if (err.kind === 'deadline') throw deadlineError();
+            throw err;
+          }
+          trace.status = err.status ?? 0;
+          trace.errorType = err.category;
+          trace.message = err.message.slice(0, 200);
+          this.emitAttempt(run, cand, trace);
+          this.deps.gate?.observe?.(d, err.headers);
+          const decision = decide(err, retries, cfg, random);
+          if (decision.breaker === 'failure') health.failure(d.key, admission.probe);
+          else if (decision.breaker === 'success') health.success(d.key, admission.probe);
+          else health.release(d.key, admission.probe);
+          if (decision.cooldownMs > 0) health.cooldown(d.key, decision.cooldownMs, err.category);
+          notes.push({ deployment: d.key, label: err.label });
+          retryAt = Math.min(retryAt, decision.cooldownMs > 0 ? clock.now() + decision.cooldownMs : clock.now() + 1000);
+
+          if (opts.failFastAsFailover && decision.next !== 'retry') break;
+          if (decision.next === 'fail') throw clientErrorFor(err);
+          if (decision.next === 'retry' && clock.now() + decision.delayMs < run.deadlineAt) {
+            retries++;
+            const w0 = performance.now();
+            await clock.sleep(decision.delayMs, run.signal).catch((e: unknown) => {
+              throw e instanceof AttemptAborted && e.kind === 'deadline' ? deadlineError() : e;
+            });
+            run.waitedMs += performance.now() - w0;
+            continue;
+          }
+          if (decision.next === 'failover_larger_context') {
+            contextError ??= err;
+            contextFloor = { model: d.model, window: d.contextWindow ?? 0 };
+          } else if (decision.next === 'failover_content_policy') {
+            const next = opts.contentPolicyChain?.() ?? [];
+            if (next.length === 0) throw clientErrorFor(err);
+            candidates = next;
+            ci = -1;
+            contextFloor = undefined;
+          }
+          break;
+        }
+      }
+    }
+
+    if (throttled.length > 0 && this.deps.gate?.wait && !opts.noWait) {
+      // Nobody could serve right now, but some only lacked local capacity: wait for the earliest.
+      const waited = await this.waitForCapacity(run, throttled, attempt, opts);
+      if ('value' in waited) return waited;
+      retryAt = Math.min(retryAt, waited.retryAt);
+    }
+    if (contextError) throw clientErrorFor(contextError);
+    if (run.deadlineAt <= clock.now()) throw deadlineError();
+    throw exhaustedError(notes, retryAt === Number.POSITIVE_INFINITY ? clock.now() + 1000 : retryAt, clock.now());
+  }
+
+  private async waitForCapacity<T>(
+    run: RequestRun,
+    throttled: Candidate[],
+    attempt: (input: AttemptInput) => Promise<T>,
+    opts: ChainOptions,
+  ): Promise<Attempted<T> | { retryAt: number }> {
+    const w0 = performance.now();
+    const got = await this.deps.gate!.wait!(throttled, run, opts.estimatedTokens);
+    run.waitedMs += performance.now() - w0;
+    if (!('candidate' in got)) return got;
+    // Capacity is reserved: run just that candidate through the ordinary loop (its lease is re-taken there).
+    got.lease.cancel();
+    try {
+      return await this.run(run, [got.candidate], attempt, { ...opts, contentPolicyChain: undefined, noWait: true });
+    } catch (err) {
+      if ((err as GatewayError).code === 'all_candidates_unavailable') return { retryAt: this.deps.clock.now() + 1000 };
+      throw err;
+    }
+  }
+
+  private skip(run: RequestRun, cand: Candidate, reason: 'cooldown' | 'circuit_open' | 'throttled'): void {
+    const trace: AttemptTrace = {
+      provider: cand.deployment.provider.id,
+      model: cand.deployment.model,
+      status: 0,
+      errorType: reason,
+      latencyMs: 0,
+      ttftMs: null,
+    };
+    run.attempts.push(trace);
+    this.emitAttempt(run, cand, trace);
+  }
+
+  private emitAttempt(run: RequestRun, cand: Candidate, trace: AttemptTrace): void {
+    if (!this.deps.bus.has('attempt')) return;
+    this.deps.bus.emit('attempt', { requestId: run.id, alias: cand.alias ?? run.model, deployment: cand.deployment.key, trace, fallback: cand.fallback });
+  }
+}
+
+const round = (ms: number) => Math.round(ms * 1000) / 1000;

@@ -1,0 +1,93 @@
+/**
+ * Per-deployment health: a circuit breaker and a cooldown deadline each,
+ * created lazily. In memory for now; the snapshot shape is plain data so the
+ * state/ seam can move it to a shared store without touching the executor.
+ */
+import type { ResilienceConfig } from '../config/types.js';
+import type { Clock } from '../core/clock.js';
+import type { EventBus } from '../observability/events.js';
+import type { ErrorCategory } from './upstream-error.js';
+import { CircuitBreaker, type BreakerState, type Transition } from './breaker.js';
+
+interface Entry {
+  breaker: CircuitBreaker;
+  cooldownUntil: number;
+}
+
+export type Admission =
+  | { ok: true; probe: boolean }
+  | { ok: false; reason: 'cooldown' | 'circuit_open'; retryAt: number };
+
+export class Health {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly cfg: ResilienceConfig,
+    private readonly clock: Clock,
+    private readonly bus: EventBus,
+  ) {}
+
+  private entry(key: string): Entry {
+    let e = this.entries.get(key);
+    if (!e) {
+      e = { breaker: new CircuitBreaker(this.cfg.breaker), cooldownUntil: 0 };
+      this.entries.set(key, e);
+    }
+    return e;
+  }
+
+  /** Admit a call now, taking a half-open probe slot when that is what it is. */
+  admit(key: string): Admission {
+    const now = this.clock.now();
+    const e = this.entry(key);
+    if (e.cooldownUntil > now) return { ok: false, reason: 'cooldown', retryAt: e.cooldownUntil };
+    const r = e.breaker.tryAcquire(now);
+    this.emit(key, r.transition, now);
+    if (!r.allowed) return { ok: false, reason: 'circuit_open', retryAt: Math.max(e.breaker.retryAt, now + 1) };
+    return { ok: true, probe: r.probe };
+  }
+
+  /** Could `key` be admitted now (no slot taken)? */
+  available(key: string): boolean {
+    const now = this.clock.now();
+    const e = this.entries.get(key);
+    return !e || (e.cooldownUntil <= now && e.breaker.isAvailable(now));
+  }
+
+  /** When `key` is expected back (0: now). */
+  retryAt(key: string): number {
+    const e = this.entries.get(key);
+    if (!e) return 0;
+    return Math.max(e.cooldownUntil, e.breaker.retryAt);
+  }
+
+  success(key: string, probe: boolean): void {
+    const now = this.clock.now();
+    this.emit(key, this.entry(key).breaker.onSuccess(now, probe), now);
+  }
+
+  failure(key: string, probe: boolean): void {
+    const now = this.clock.now();
+    this.emit(key, this.entry(key).breaker.onFailure(now, probe), now);
+  }
+
+  release(key: string, probe: boolean): void {
+    this.entry(key).breaker.release(probe);
+  }
+
+  cooldown(key: string, ms: number, reason: ErrorCategory): void {
+    const e = this.entry(key);
+    const until = this.clock.now() + ms;
+    if (until <= e.cooldownUntil) return;
+    e.cooldownUntil = until;
+    this.bus.emit('cooldown', { deployment: key, untilMs: until, reason });
+  }
+
+  state(key: string): BreakerState {
+    return this.entries.get(key)?.breaker.state ?? 'closed';
+  }
+
+  private emit(key: string, t: Transition, at: number): void {
+    if (t) this.bus.emit('breaker', { deployment: key, from: t.from, to: t.to, at });
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * Mapping attempt failures to what the executor and the client see.
+ */
+import { GatewayError } from '../core/errors.js';
+import { AttemptAborted } from './abort.js';
+import { errorFromTransport } from './classify.js';
+import { UpstreamError } from './upstream-error.js';
+
+/** Thrown failures → an UpstreamError, or the AttemptAborted that ends the whole request (client gone, deadline). */
+export function normalizeFailure(err: unknown): UpstreamError | AttemptAborted {
+  if (err instanceof AttemptAborted) {
+    if (err.kind === 'client' || err.kind === 'deadline') return err;
+    return new UpstreamError({ category: 'timeout', message: err.message, providerCode: err.kind });
+  }
+  if (err instanceof UpstreamError) return err;
+  return errorFromTransport(err);
+}
+
+/** A fail-fast upstream error as the client sees it (status and message passed through). */
+export function clientErrorFor(err: UpstreamError): GatewayError {
+  switch (err.category) {
+    case 'content_policy':
+      return new GatewayError(400, 'content_policy_violation', err.message, err.param ?? null);
+    case 'context_length':
+      return new GatewayError(400, 'context_length_exceeded', err.message, err.param ?? 'messages');
+    default: {
+      const status = err.status !== undefined && err.status >= 400 && err.status < 500 ? err.status : 400;
+      return new GatewayError(status, 'invalid_request', err.message, err.param ?? null);
+    }
+  }
+}
+
+export const deadlineError = () => new GatewayError(504, 'timeout', 'The request deadline passed before any candidate answered');
+
+export interface FailureNote {
+  deployment: string;
+  label: string;
+}
+
+/** Every candidate failed or was unavailable: 503 naming each one's last error, Retry-After the earliest recovery. */
+export function exhaustedError(notes: FailureNote[], retryAt: number, now: number): GatewayError {
+  const last = new Map<string, string>();
+  for (const n of notes) last.set(n.deployment, n.label);
+  const detail = [...last].map(([d, l]) => `${d}: ${l}`).join('; ');
+  const retryAfterS = Math.max(1, Math.ceil((retryAt - now) / 1000));
+  return new GatewayError(503, 'all_candidates_unavailable', `All candidates are unavailable (${detail || 'none tried'})`, null, retryAfterS);
+}

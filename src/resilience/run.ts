@@ -1,0 +1,82 @@
+/**
+ * The mutable record of one request while it runs; it becomes the trace.
+ * Created by core, filled by the executor, finished once (`finish`).
+ */
+import { performance } from 'node:perf_hooks';
+import type { DataClass } from '../config/types.js';
+import type { AttemptTrace, StreamOutcome, TraceRecord } from '../observability/events.js';
+import type { Candidate } from '../routing/chain.js';
+import type { Usage } from '../protocol/openai.js';
+
+export class RequestRun {
+  readonly attempts: AttemptTrace[] = [];
+  readonly t0 = performance.now();
+  /** Time spent waiting on upstreams, backoff and throttles: excluded from overhead. */
+  waitedMs = 0;
+  served: Candidate | undefined;
+  fallbackUsed = false;
+  usage: Usage | undefined;
+  costUsd: number | null = null;
+  ttftMs: number | null = null;
+  resumed = false;
+  streamOutcome: StreamOutcome | null = null;
+  malformedEvents = 0;
+  status = 200;
+  errorCode: string | null = null;
+  /** Gateway time up to the response head (or the stream's commit point). */
+  overheadMs = 0;
+  private done = false;
+
+  constructor(
+    readonly id: string,
+    readonly startedAt: number,
+    readonly model: string,
+    readonly keyId: string | null,
+    readonly dataClass: DataClass,
+    readonly stream: boolean,
+    readonly endpoint: 'chat' | 'embeddings',
+    /** Request-level signal: client gone or deadline. */
+    readonly signal: AbortSignal,
+    /** Mutable: a stream resume after commit gets a fresh deadline. */
+    public deadlineAt: number,
+  ) {}
+
+  /** Freeze the overhead figure: now minus the time spent waiting on others. */
+  markResponseStart(): number {
+    this.overheadMs = Math.max(0, performance.now() - this.t0 - this.waitedMs);
+    return this.overheadMs;
+  }
+
+  /** Returns the trace once; later calls return undefined (a request is recorded once). */
+  finish(): TraceRecord | undefined {
+    if (this.done) return undefined;
+    this.done = true;
+    const d = this.served?.deployment;
+    return {
+      id: this.id,
+      startedAt: new Date(this.startedAt).toISOString(),
+      durationMs: Math.round((performance.now() - this.t0) * 1000) / 1000,
+      keyId: this.keyId,
+      model: this.model,
+      routedProvider: d ? d.provider.id : null,
+      routedModel: d ? d.model : null,
+      deployment: d ? d.key : null,
+      selection: this.served?.selection ?? null,
+      fallbackUsed: this.fallbackUsed,
+      retryCount: Math.max(0, this.attempts.filter((a) => a.status !== 0 || a.errorType === null || a.errorType === 'timeout' || a.errorType === 'network').length - 1),
+      attempts: this.attempts,
+      stream: this.stream,
+      status: this.status,
+      errorCode: this.errorCode,
+      usage: { promptTokens: this.usage?.prompt_tokens ?? 0, completionTokens: this.usage?.completion_tokens ?? 0 },
+      costUsd: this.costUsd,
+      dataClass: this.dataClass,
+      ttftMs: this.ttftMs,
+      overheadMs: Math.round(this.overheadMs * 1000) / 1000,
+      resumed: this.resumed,
+      streamOutcome: this.streamOutcome,
+      malformedEvents: this.malformedEvents,
+      endpoint: this.endpoint,
+    };
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * The routing view of the config, built once at start-up: deployments resolved,
+ * price ceilings applied, and each alias's fail-over chain flattened into
+ * ordered segments (its own pool, then each fallback alias's, recursively,
+ * without repeats). Per request only the order inside a pool is decided.
+ */
+import type { Config, ModelConfig, ProviderConfig, Strategy } from '../config/types.js';
+import { makeDeployment, type Deployment } from './deployment.js';
+
+export interface Segment {
+  /** Alias this pool belongs to. */
+  alias: string;
+  strategy: Strategy;
+  pool: readonly Deployment[];
+  /** True for every segment after the first: reaching it is a fallback. */
+  fallback: boolean;
+}
+
+export interface AliasRoute {
+  name: string;
+  segments: readonly Segment[];
+  /** Chain used only after a content-policy refusal. */
+  contentPolicySegments: readonly Segment[];
+}
+
+export class Catalog {
+  readonly providers = new Map<string, ProviderConfig>();
+  readonly aliases = new Map<string, AliasRoute>();
+  readonly deployments = new Map<string, Deployment>();
+  readonly autoTiers: readonly string[] | undefined;
+  /** Pool members dropped at start-up by a price ceiling: `alias: key (reason)`. */
+  readonly excluded: string[] = [];
+
+  constructor(private readonly config: Config) {
+    for (const p of config.providers) this.providers.set(p.id, p);
+    const pools = new Map<string, { model: ModelConfig; pool: Deployment[] }>();
+    for (const m of config.models) {
+      const pool: Deployment[] = [];
+      for (const dc of m.deployments) {
+        const provider = this.providers.get(dc.provider)!;
+        const d = this.deployments.get(`${provider.id}/${dc.model}`) ?? makeDeployment(provider, dc, config.resilience);
+        const ceiling = m.priceCeiling;
+        if (ceiling && d.price && (d.price.input > ceiling.input || d.price.output > ceiling.output)) {
+          this.excluded.push(`${m.name}: ${d.key} (price above the alias's priceCeiling)`);
+          continue;
+        }
+        this.deployments.set(d.key, d);
+        pool.push(d);
+      }
+      pools.set(m.name, { model: m, pool });
+    }
+    const flatten = (start: string[], first: boolean): Segment[] => {
+      const seenAlias = new Set<string>();
+      const seenDep = new Set<string>();
+      const out: Segment[] = [];
+      const visit = (name: string) => {
+        if (seenAlias.has(name)) return;
+        seenAlias.add(name);
+        const entry = pools.get(name);
+        if (!entry) return;
+        const pool = entry.pool.filter((d) => !seenDep.has(d.key));
+        for (const d of pool) seenDep.add(d.key);
+        if (pool.length > 0) out.push({ alias: name, strategy: entry.model.strategy, pool, fallback: !(first && out.length === 0) });
+        for (const fb of entry.model.fallbacks) visit(fb);
+      };
+      for (const s of start) visit(s);
+      return out;
+    };
+    for (const m of config.models) {
+      this.aliases.set(m.name, {
+        name: m.name,
+        segments: flatten([m.name], true),
+        contentPolicySegments: flatten(m.contentPolicyFallbacks, false),
+      });
+    }
+    this.autoTiers = config.auto?.tiers;
+  }
+
+  /** `PROVIDER_ID/MODEL`: the configured deployment, or a fresh unpooled one (not cached: clients choose these strings). */
+  pinned(target: string): Deployment | undefined {
+    const slash = target.indexOf('/');
+    if (slash <= 0 || slash === target.length - 1) return undefined;
+    const known = this.deployments.get(target);
+    if (known) return known;
+    const provider = this.providers.get(target.slice(0, slash));
+    if (!provider) return undefined;
+    return makeDeployment(provider, { model: target.slice(slash + 1) }, this.config.resilience, true);
+  }
+
+  /** Names for `GET /v1/models`. */
+  modelNames(): string[] {
+    const names = [...this.aliases.keys()];
+    if (this.autoTiers) names.push('auto');
+    return names;
+  }
+}

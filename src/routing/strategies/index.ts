@@ -1,0 +1,30 @@
+/**
+ * Strategy registry. `weighted` and `cost` are implemented; the
+ * observation-driven ones (latency, ttft, throughput, least-busy, usage) need
+ * the selection issue's live statistics and order by weight until then, saying
+ * so in the selection reason rather than pretending.
+ */
+import type { Strategy } from '../../config/types.js';
+import type { Selector } from './types.js';
+import { weighted } from './weighted.js';
+
+const cost: Selector = (pool) => {
+  const price = (d: (typeof pool)[number]) => (d.price ? d.price.input + d.price.output : Number.POSITIVE_INFINITY);
+  return { ordered: [...pool].sort((a, b) => price(a) - price(b)), reason: 'cost' };
+};
+
+function pending(name: string): Selector {
+  return (pool, random) => ({ ordered: weighted(pool, random).ordered, reason: `weighted (${name} pending)` });
+}
+
+export const SELECTORS: Record<Strategy, Selector> = {
+  weighted,
+  cost,
+  latency: pending('latency'),
+  ttft: pending('ttft'),
+  throughput: pending('throughput'),
+  'least-busy': pending('least-busy'),
+  usage: pending('usage'),
+};
+
+export type { Selector } from './types.js';

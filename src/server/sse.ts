@@ -1,0 +1,56 @@
+/**
+ * Writing a chat stream as Server-Sent Events with backpressure: when the
+ * client reads slowly we stop pulling from the upstream (the iterator is not
+ * advanced until the socket drains), so memory stays flat.
+ */
+import type { ServerResponse } from 'node:http';
+import type { ChatCompletionChunk } from '../protocol/openai.js';
+import { RAW_JSON, type WithRaw } from '../providers/types.js';
+import { GatewayError } from '../core/errors.js';
+import type { HeaderMap } from './respond.js';
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/** Returns how the stream ended, for logging: 'done' | 'error' | 'client_gone'. */
+export async function writeSse(
+  res: ServerResponse,
+  stream: AsyncIterable<ChatCompletionChunk>,
+  headers: HeaderMap,
+): Promise<'done' | 'error' | 'client_gone'> {
+  res.writeHead(200, { ...SSE_HEADERS, ...headers });
+  // Routing headers go out with the first chunk, in one write.
+  try {
+    for await (const chunk of stream) {
+      if (res.destroyed) return 'client_gone';
+      const raw = (chunk as WithRaw<ChatCompletionChunk>)[RAW_JSON];
+      const ok = res.write(`data: ${raw ?? JSON.stringify(chunk)}\n\n`);
+      if (!ok) await drained(res);
+    }
+    if (res.destroyed) return 'client_gone';
+    res.end('data: [DONE]\n\n');
+    return 'done';
+  } catch (err) {
+    if (res.destroyed) return 'client_gone';
+    const e = err instanceof GatewayError ? err : new GatewayError(502, 'stream_error', 'The stream failed');
+    // An error event, never a silent close: OpenAI SDKs raise it as an APIError.
+    res.end(`data: ${JSON.stringify(e.toBody())}\n\n`);
+    return 'error';
+  }
+}
