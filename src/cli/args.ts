@@ -1,0 +1,39 @@
+/**
+ * `switchyard serve [--config FILE] [--port N] [--host H]` and
+ * `switchyard check --config FILE`, parsed with node:util's parseArgs.
+ */
+import { parseArgs } from 'node:util';
+
+export interface CliArgs {
+  command: 'serve' | 'check' | 'help';
+  config?: string;
+  port?: number;
+  host?: string;
+}
+
+export const USAGE = `Usage:
+  switchyard serve [--config FILE] [--port N] [--host H]   run the gateway
+  switchyard check [--config FILE]                         validate a config, print every problem
+Config: --config, else $SWITCHYARD_CONFIG, else ./switchyard.yaml, else the bundled demo.`;
+
+export function parseCli(argv: string[]): CliArgs {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string', short: 'c' },
+      port: { type: 'string', short: 'p' },
+      host: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const command = values.help ? 'help' : (positionals[0] ?? 'serve');
+  if (command !== 'serve' && command !== 'check' && command !== 'help') throw new Error(`unknown command '${command}'\n${USAGE}`);
+  if (positionals.length > 1) throw new Error(`unexpected argument '${positionals[1]}'\n${USAGE}`);
+  let port: number | undefined;
+  if (values.port !== undefined) {
+    port = Number(values.port);
+    if (!/^\d+$/.test(values.port) || port > 65535) throw new Error(`--port must be a number from 0 to 65535, got '${values.port}'`);
+  }
+  return { command, config: values.config, port, host: values.host };
+}

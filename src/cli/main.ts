@@ -1,0 +1,57 @@
+/**
+ * The `switchyard` command. Returns an exit code (the bin sets it); `serve`
+ * resolves only after a graceful shutdown.
+ */
+import { loadConfig } from '../config/load.js';
+import { isConfigError } from '../config/errors.js';
+import { startSwitchyard } from '../core/start.js';
+import { createLogger, flushLogger } from '../observability/logger.js';
+import { parseCli, USAGE } from './args.js';
+
+export async function main(argv: string[]): Promise<number> {
+  let args;
+  try {
+    args = parseCli(argv);
+  } catch (err) {
+    console.error((err as Error).message);
+    return 2;
+  }
+  if (args.command === 'help') {
+    console.log(USAGE);
+    return 0;
+  }
+  let loaded;
+  try {
+    loaded = loadConfig({ path: args.config, overrides: { port: args.port, host: args.host } });
+  } catch (err) {
+    if (!isConfigError(err)) throw err;
+    for (const p of err.problems) console.error(p);
+    return 1;
+  }
+  if (args.command === 'check') {
+    console.log(`${loaded.source}: ok`);
+    return 0;
+  }
+  return serve(loaded.config, loaded.source, loaded.origin);
+}
+
+async function serve(config: Parameters<typeof startSwitchyard>[0], source: string, origin: string): Promise<number> {
+  const logger = createLogger();
+  logger.info({ event: 'config', source, origin }, origin === 'demo' ? `using the bundled demo config ${source}` : `using config ${source}`);
+  const running = await startSwitchyard(config, { observability: { logger, processMetrics: true } });
+  logger.info({ event: 'listening', url: running.url }, `switchyard listening on ${running.url}`);
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ event: 'shutdown', signal, inFlight: running.server.inFlight }, 'shutting down: draining in-flight requests');
+      running.close(config.server.shutdownGraceMs).then(resolve, resolve);
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  logger.info({ event: 'stopped' }, 'stopped');
+  await flushLogger(logger);
+  return 0;
+}

@@ -1,0 +1,63 @@
+/**
+ * Everything `switchyard serve` runs, as one call: gateway, observability
+ * (traces, metrics, logs) and the HTTP server, wired together. Tests and
+ * embedders use it to get a real listening gateway from a Config.
+ */
+import type { Config } from '../config/types.js';
+import { createObservability, type Observability, type ObservabilityOptions } from '../observability/create-observability.js';
+import { EventBus } from '../observability/events.js';
+import { isFilterError, parseTraceFilter } from '../observability/traces-api.js';
+import { createSwitchyardServer, type SwitchyardServer } from '../server/http-server.js';
+import { createGateway, type Gateway, type GatewayOptions } from './gateway.js';
+import { invalidRequest } from './errors.js';
+
+export interface StartOptions extends GatewayOptions {
+  port?: number;
+  host?: string;
+  observability?: ObservabilityOptions;
+}
+
+export interface RunningSwitchyard {
+  gateway: Gateway;
+  observability: Observability;
+  server: SwitchyardServer;
+  url: string;
+  host: string;
+  port: number;
+  /** Graceful: stop accepting, let in-flight requests finish up to `graceMs`, then release everything. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export async function startSwitchyard(config: Config, opts: StartOptions = {}): Promise<RunningSwitchyard> {
+  const bus = opts.bus ?? new EventBus();
+  const observability = createObservability(bus, config, { clock: opts.clock, ...opts.observability });
+  const gateway = createGateway(config, { ...opts, bus });
+  const { logger, traces, metrics } = observability;
+  const server = createSwitchyardServer(gateway, {
+    traces(params) {
+      const f = parseTraceFilter(params);
+      if (isFilterError(f)) throw invalidRequest(f.error);
+      return { object: 'list', data: traces.query(f) };
+    },
+    trace: (id) => traces.get(id),
+    metrics: async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
+    readiness: () => ({ ok: true, state: config.state.backend }),
+    onInternalError: (err) => logger.error({ event: 'internal_error', err: err instanceof Error ? err.message : String(err) }, 'internal error'),
+  });
+  const addr = await server.listen(opts.port ?? config.server.port, opts.host ?? config.server.host);
+  let closed: Promise<void> | undefined;
+  return {
+    gateway,
+    observability,
+    server,
+    ...addr,
+    close(graceMs) {
+      closed ??= (async () => {
+        await server.close(graceMs);
+        await gateway.close();
+        await observability.close();
+      })();
+      return closed;
+    },
+  };
+}
