@@ -144,9 +144,10 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
       run.usage = { ...this.totals };
       throw err;
     } finally {
+      // Release the upstream whatever happened: we may have stopped reading before
+      // its end (finished without [DONE], client gone, failure). A no-op if it ended.
+      void this.cur.value.iterator.return?.(undefined)?.catch(() => {});
       if (!ok) {
-        // Consumer stopped early (client gone) or we failed: release the upstream.
-        void this.cur.value.iterator.return?.().catch(() => {});
         run.streamOutcome ??= 'client_aborted';
         run.usage ??= { ...this.totals };
       }

@@ -1,0 +1,149 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError } from './errors.js';
+import { DEMO_CONFIG_PATH, loadConfig, resolveConfigPath } from './load.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'switchyard-config-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const YAML = `
+providers:
+  - id: openai
+    type: openai
+    apiKey: \${OPENAI_API_KEY}
+  - { id: sim, type: simulated }
+models:
+  - name: fast
+    deployments:
+      - { provider: openai, model: gpt-4o-mini }
+server:
+  port: \${PORT_FROM_FILE:-4100}
+`;
+
+function write(name: string, text: string): string {
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+function problemsOf(fn: () => unknown): readonly string[] {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe('loadConfig', () => {
+  it('reads YAML, interpolating from the given env', () => {
+    const file = write('gw.yaml', YAML);
+    const { config, source, origin } = loadConfig({ path: file, env: { OPENAI_API_KEY: 'sk-1' }, cwd: dir });
+    expect(source).toBe(file);
+    expect(origin).toBe('path');
+    expect(config.providers[0].apiKey).toBe('sk-1');
+    expect(config.server.port).toBe(4100);
+    expect(config.models[0].deployments[0]).toMatchObject({ provider: 'openai', model: 'gpt-4o-mini' });
+  });
+
+  it('supports YAML anchors and merge keys', () => {
+    const file = write(
+      'anchors.yaml',
+      `providers: [{ id: sim, type: simulated }]
+models:
+  - name: a
+    deployments:
+      - &d { provider: sim, model: m1, weight: 2, capabilities: [tools] }
+      - { <<: *d, model: m2 }
+`,
+    );
+    const { config } = loadConfig({ path: file, env: {}, cwd: dir });
+    expect(config.models[0].deployments[1]).toEqual({ provider: 'sim', model: 'm2', weight: 2, capabilities: ['tools'] });
+  });
+
+  it('reads JSON', () => {
+    const file = write(
+      'gw.json',
+      JSON.stringify({ providers: [{ id: 'sim', type: 'simulated' }], server: { port: '${P:-4200}' } }, null, 2),
+    );
+    expect(loadConfig({ path: file, env: {}, cwd: dir }).config.server.port).toBe(4200);
+  });
+
+  it('reports a JSON syntax error with file, line and column', () => {
+    write('bad.json', '{\n  "providers": [],\n  "server": { "port": 1, }\n}\n');
+    expect(problemsOf(() => loadConfig({ path: 'bad.json', env: {}, cwd: dir }))).toEqual([
+      'bad.json:3:26: invalid JSON: Expected double-quoted property name',
+    ]);
+  });
+
+  it('reports a YAML error with file and line, without quoting the source', () => {
+    write('dup.yaml', 'providers: []\nserver:\n  port: 1\n  port: 2\n');
+    expect(problemsOf(() => loadConfig({ path: 'dup.yaml', env: {}, cwd: dir }))).toEqual([
+      'dup.yaml:4:3: Map keys must be unique',
+    ]);
+    write('flow.yaml', 'server: { port: 1\nproviders: []\n');
+    const [p] = problemsOf(() => loadConfig({ path: 'flow.yaml', env: {}, cwd: dir }));
+    expect(p).toMatch(/^flow\.yaml:\d+:\d+: /);
+    expect(p).not.toContain('\n');
+  });
+
+  it('reports a missing or empty file', () => {
+    expect(problemsOf(() => loadConfig({ path: 'nope.yaml', env: {}, cwd: dir }))).toEqual(['nope.yaml: file not found']);
+    write('empty.yaml', '# nothing\n');
+    expect(problemsOf(() => loadConfig({ path: 'empty.yaml', env: {}, cwd: dir }))).toEqual(['empty.yaml: the file is empty']);
+  });
+
+  it('names the file in the error and lists schema problems', () => {
+    write('gw.yaml', 'providers: [{ id: sim, type: simulated, colour: red }]\n');
+    let error: unknown;
+    try {
+      loadConfig({ path: 'gw.yaml', env: {}, cwd: dir });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual(['providers[0].colour: unknown field']);
+    expect((error as ConfigError).source).toBe('gw.yaml');
+  });
+
+  it('applies env and CLI overrides', () => {
+    const file = write('gw.yaml', 'providers: [{ id: sim, type: simulated }]\nserver: { port: 1000 }\n');
+    const { config } = loadConfig({ path: file, env: { PORT: '2000', MAX_RETRIES: '7' }, overrides: { port: 3000 } });
+    expect(config.server.port).toBe(3000);
+    expect(config.resilience.maxRetries).toBe(7);
+    expect(Object.isFrozen(config.resilience)).toBe(true);
+  });
+});
+
+describe('resolveConfigPath: --config, then SWITCHYARD_CONFIG, then ./switchyard.yaml, then the demo', () => {
+  it('follows the contract order', () => {
+    const env = { SWITCHYARD_CONFIG: 'from-env.yaml' };
+    expect(resolveConfigPath('explicit.yaml', env, dir)).toEqual({ file: join(dir, 'explicit.yaml'), origin: 'path' });
+    write('switchyard.yaml', 'providers: []\n');
+    expect(resolveConfigPath(undefined, env, dir)).toEqual({ file: join(dir, 'from-env.yaml'), origin: 'env' });
+    expect(resolveConfigPath(undefined, {}, dir)).toEqual({ file: join(dir, 'switchyard.yaml'), origin: 'cwd' });
+    const empty = join(dir, 'empty');
+    mkdirSync(empty);
+    expect(resolveConfigPath(undefined, { SWITCHYARD_CONFIG: '' }, empty)).toEqual({ file: DEMO_CONFIG_PATH, origin: 'demo' });
+  });
+
+  it('points the demo at examples/demo.yaml under the package root', () => {
+    expect(DEMO_CONFIG_PATH).toBe(join(import.meta.dirname, '..', '..', 'examples', 'demo.yaml'));
+  });
+
+  it.runIf(existsSync(DEMO_CONFIG_PATH))('the bundled demo config is valid with an empty environment', () => {
+    const empty = join(dir, 'empty');
+    mkdirSync(empty);
+    const { config, origin } = loadConfig({ env: {}, cwd: empty });
+    expect(origin).toBe('demo');
+    expect(config.providers.length).toBeGreaterThan(0);
+  });
+});

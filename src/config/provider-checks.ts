@@ -1,0 +1,87 @@
+/**
+ * Rules for one provider entry that depend on its `type`: the base URL, the
+ * azure-only and simulated-only fields, header syntax, fault scripts, and the
+ * API key's origin.
+ */
+import { list, obj, str, type Obj } from './doc.js';
+import { problem, type PathSegment } from './path.js';
+import { PROVIDER_TYPES } from './schema.js';
+import { envName, literalSecret, type SecretContext } from './secrets.js';
+import type { FaultKind, ProviderType } from './types.js';
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const BAD_HEADER_VALUE = /[\r\n\0]/;
+
+/** Fault fields and the one kind each belongs to. */
+const FAULT_FIELD_KIND: Readonly<Record<string, FaultKind>> = {
+  status: 'status',
+  retryAfterS: 'rate_limit',
+  afterChunks: 'stream_abort',
+  delayMs: 'slow',
+};
+// A `status` fault without a status answers 500 (the simulator's default); a `slow` one without a delay would do nothing.
+const FAULT_REQUIRED: Partial<Record<FaultKind, string>> = { slow: 'delayMs' };
+
+export function checkProvider(p: Obj, at: PathSegment[], ctx: SecretContext): string[] {
+  const out: string[] = [];
+  const type = providerType(p.type);
+  const baseUrl = str(p.baseUrl);
+
+  if (type === 'azure' && p.baseUrl === undefined) {
+    out.push(problem([...at, 'baseUrl'], 'required for type azure (the resource endpoint https://NAME.openai.azure.com)'));
+  }
+  if (baseUrl !== undefined && type !== undefined && type !== 'simulated' && !isHttpUrl(baseUrl)) {
+    out.push(problem([...at, 'baseUrl'], 'must be an http:// or https:// URL'));
+  }
+  if (p.apiVersion !== undefined && type !== undefined && type !== 'azure') {
+    out.push(problem([...at, 'apiVersion'], 'only allowed for type azure'));
+  }
+  if (p.simulate !== undefined && type !== undefined && type !== 'simulated') {
+    out.push(problem([...at, 'simulate'], 'only allowed for type simulated'));
+  }
+
+  const keyProblem = literalSecret(p.apiKey, [...at, 'apiKey'], `${envName(p.id)}_API_KEY`, ctx);
+  if (keyProblem) out.push(keyProblem);
+
+  const headers = obj(p.headers);
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (!HEADER_NAME.test(name)) out.push(problem([...at, 'headers', name], 'not a valid HTTP header name'));
+    else if (typeof value === 'string' && BAD_HEADER_VALUE.test(value)) {
+      out.push(problem([...at, 'headers', name], 'must not contain line breaks'));
+    }
+  }
+
+  list(obj(p.simulate)?.faults).forEach((f, j) => {
+    const fault = obj(f);
+    if (fault) out.push(...checkFault(fault, [...at, 'simulate', 'faults', j]));
+  });
+  return out;
+}
+
+function checkFault(f: Obj, at: PathSegment[]): string[] {
+  const out: string[] = [];
+  const kind = typeof f.kind === 'string' ? (f.kind as FaultKind) : undefined;
+  if (kind === undefined) return out;
+  const required = FAULT_REQUIRED[kind];
+  if (required !== undefined && f[required] === undefined) out.push(problem([...at, required], `required for kind ${kind}`));
+  for (const [field, owner] of Object.entries(FAULT_FIELD_KIND)) {
+    if (f[field] !== undefined && owner !== kind) out.push(problem([...at, field], `only for kind ${owner}`));
+  }
+  if (typeof f.fromMs === 'number' && typeof f.toMs === 'number' && f.toMs <= f.fromMs) {
+    out.push(problem([...at, 'toMs'], 'must be greater than fromMs'));
+  }
+  return out;
+}
+
+function providerType(v: unknown): ProviderType | undefined {
+  return (PROVIDER_TYPES as readonly unknown[]).includes(v) ? (v as ProviderType) : undefined;
+}
+
+function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * A loopback HTTP upstream whose every byte and pause a test scripts: for the
+ * misbehaviours a well-mannered fake never shows (stalls, cuts, malformed SSE
+ * events, a missing `[DONE]`, a first token that comes too late).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface RawHit {
+  body: Record<string, unknown>;
+  headers: IncomingMessage['headers'];
+}
+
+export type RawHandler = (res: ServerResponse, hit: RawHit, n: number) => void | Promise<void>;
+
+export interface RawUpstream {
+  /** OpenAI-style base URL (`…/v1`). */
+  url: string;
+  hits: RawHit[];
+  /** Sockets still open (for leak checks). */
+  openSockets(): number;
+  close(): Promise<void>;
+}
+
+export async function startRawUpstream(handler: RawHandler): Promise<RawUpstream> {
+  const hits: RawHit[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (b: Buffer) => parts.push(b));
+    req.on('end', () => {
+      let body: Record<string, unknown> = {};
+      try {
+        body = JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>;
+      } catch {
+        // keep {}
+      }
+      const hit = { body, headers: req.headers };
+      hits.push(hit);
+      Promise.resolve(handler(res, hit, hits.length)).catch(() => res.destroy());
+    });
+  });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    hits,
+    openSockets: () => sockets.size,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Start an OpenAI SSE response. */
+export function sseHead(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.flushHeaders();
+}
+
+let n = 0;
+/** One OpenAI chunk as an SSE event. */
+export function chunk(model: string, delta: Record<string, unknown>, finish: string | null = null, usage?: Record<string, number>): string {
+  const body: Record<string, unknown> = {
+    id: `chatcmpl-raw-${++n}`,
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  };
+  if (usage) body.usage = usage;
+  return `data: ${JSON.stringify(body)}\n\n`;
+}
+
+export function usageChunk(model: string, prompt: number, completion: number): string {
+  return `data: ${JSON.stringify({
+    id: `chatcmpl-raw-${++n}`,
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model,
+    choices: [],
+    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+  })}\n\n`;
+}
+
+/** Write the words of `text` as content chunks, one event each. */
+export async function writeWords(res: ServerResponse, model: string, words: string[], gapMs = 0): Promise<void> {
+  for (const w of words) {
+    res.write(chunk(model, { content: w }));
+    if (gapMs) await sleep(gapMs);
+  }
+}
