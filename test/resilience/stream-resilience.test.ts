@@ -154,7 +154,7 @@ describe('stalls and cuts after the first token', () => {
     expect(r.text).toBe(FULL);
     expect(r.finish).toBe('stop');
     // The continuation was asked with the delivered text as a final assistant message.
-    const msgs = fault!.requests[0]!.body.messages as { role: string; content: string }[];
+    const msgs = (fault!.requests[0]!.body as { messages: { role: string; content: string }[] }).messages;
     expect(msgs[msgs.length - 1]).toEqual({ role: 'assistant', content: WORDS.slice(0, 3).join('') });
     expect(r.usage!.completion_tokens).toBeGreaterThan(0);
     expect(r.usage!.prompt_tokens).toBeGreaterThan(0);
