@@ -4,10 +4,12 @@
  */
 import type { ProviderType } from '../config/types.js';
 import type { AdapterFactory } from './types.js';
+import { createAnthropicAdapter } from './anthropic/index.js';
 import { createOpenAIAdapter } from './openai/index.js';
 import { createSimulatedAdapter } from './simulated/index.js';
 
 export const ADAPTERS: Partial<Record<ProviderType, AdapterFactory>> = {
+  anthropic: createAnthropicAdapter,
   openai: createOpenAIAdapter,
   simulated: createSimulatedAdapter,
 };

@@ -49,6 +49,9 @@ export function categorize(status: number, text: string): ErrorCategory {
     return POLICY_RE.test(text) && !/api[_ ]?key|credential|permission|auth/i.test(text) ? 'content_policy' : 'auth';
   }
   if (status === 408) return 'timeout';
+  // Payment required / billing: this deployment cannot serve until someone pays.
+  if (status === 402) return 'auth';
+  if (status === 413) return 'invalid_request';
   if (status >= 400) {
     if (CONTEXT_RE.test(text)) return 'context_length';
     if (POLICY_RE.test(text)) return 'content_policy';

@@ -1,0 +1,82 @@
+/**
+ * OpenAI message content → Anthropic content blocks. Pure.
+ *
+ * Text parts become text blocks (empty or whitespace-only ones are dropped:
+ * Anthropic rejects them); images become image blocks, a base64 data URL as a
+ * base64 source and an http(s) URL as a url source; a `file` part with inline
+ * base64 data (a PDF) becomes a document block. Anything else (audio, file
+ * ids) cannot be expressed and is refused as an invalid request rather than
+ * silently dropped.
+ */
+import type { ChatMessage, ContentPart, ImagePart, TextPart } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import type { AnthropicContentBlock, AnthropicDocumentBlock, AnthropicImageBlock } from './wire.js';
+
+export function contentBlocks(content: ChatMessage['content']): AnthropicContentBlock[] {
+  const blocks: AnthropicContentBlock[] = [];
+  if (typeof content === 'string') {
+    pushText(blocks, content);
+    return blocks;
+  }
+  if (!Array.isArray(content)) return blocks;
+  for (const part of content) {
+    if (part.type === 'text') pushText(blocks, (part as TextPart).text);
+    else if (part.type === 'image_url') blocks.push(imageBlock(part as ImagePart));
+    else if (part.type === 'file') blocks.push(documentBlock(part));
+    else throw unsupported(`content part type "${part.type}"`);
+  }
+  return blocks;
+}
+
+export function pushText(blocks: AnthropicContentBlock[], text: unknown): void {
+  // Anthropic rejects empty and whitespace-only text blocks.
+  if (typeof text === 'string' && text.trim().length > 0) blocks.push({ type: 'text', text });
+}
+
+const DATA_URL = /^data:([^;,]+)((?:;[^;,]+)*),/;
+
+function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {
+  const m = DATA_URL.exec(url);
+  if (m === null || !/;base64$/i.test(m[2] ?? '')) return undefined;
+  return { mediaType: m[1]!, data: url.slice(m[0].length) };
+}
+
+function imageBlock(part: ImagePart): AnthropicImageBlock {
+  const url = part.image_url?.url;
+  if (typeof url !== 'string') throw unsupported('image_url without a url');
+  if (url.startsWith('data:')) {
+    const d = parseDataUrl(url);
+    if (d === undefined) throw unsupported('image data URL that is not base64');
+    return { type: 'image', source: { type: 'base64', media_type: d.mediaType, data: d.data } };
+  }
+  if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } };
+  throw unsupported('image URL scheme');
+}
+
+/** OpenAI `file` parts with inline data (PDFs) → Anthropic document blocks. */
+function documentBlock(part: ContentPart): AnthropicDocumentBlock {
+  const file = (part as { file?: { file_data?: unknown; filename?: unknown } }).file;
+  const d = typeof file?.file_data === 'string' ? parseDataUrl(file.file_data) : undefined;
+  if (d === undefined) throw unsupported('file part without inline base64 file_data');
+  const block: AnthropicDocumentBlock = {
+    type: 'document',
+    source: { type: 'base64', media_type: d.mediaType, data: d.data },
+  };
+  if (typeof file?.filename === 'string') block.title = file.filename;
+  return block;
+}
+
+export function plainText(content: ChatMessage['content']): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  const texts: string[] = [];
+  for (const p of content) if (p.type === 'text' && typeof (p as TextPart).text === 'string') texts.push((p as TextPart).text);
+  return texts.join('\n');
+}
+
+export function unsupported(what: string): UpstreamError {
+  return new UpstreamError({
+    category: 'invalid_request',
+    message: `the anthropic provider cannot accept ${what}`,
+  });
+}

@@ -1,0 +1,154 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { ChatRequest } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import { DEFAULT_MAX_TOKENS, toAnthropicRequest } from './convert-request.js';
+
+const MODEL = 'claude-sonnet-4-20250514';
+
+function fixture(name: string): { chatRequest: ChatRequest; anthropicRequest: unknown; prefillTrim?: string } {
+  return JSON.parse(readFileSync(new URL(`./fixtures/${name}.json`, import.meta.url), 'utf8'));
+}
+
+function convert(req: Partial<ChatRequest>, stream = false) {
+  return toAnthropicRequest({ model: 'claude', messages: [{ role: 'user', content: 'hi' }], ...req }, MODEL, stream);
+}
+
+describe('toAnthropicRequest against the wire fixtures', () => {
+  for (const name of ['text', 'system', 'multi-turn', 'tools', 'image']) {
+    it(name, () => {
+      const f = fixture(name);
+      const { body, prefillTrim } = toAnthropicRequest(f.chatRequest, MODEL, false);
+      // toStrictEqual: no stray undefined fields either.
+      expect(body).toStrictEqual(f.anthropicRequest);
+      expect(prefillTrim).toBe(f.prefillTrim ?? '');
+    });
+  }
+});
+
+describe('toAnthropicRequest details', () => {
+  it('asks for a stream only when streaming', () => {
+    expect(convert({}, true).body.stream).toBe(true);
+    expect('stream' in convert({}, false).body).toBe(false);
+  });
+
+  it('defaults max_tokens, and prefers max_completion_tokens over max_tokens', () => {
+    expect(convert({}).body.max_tokens).toBe(DEFAULT_MAX_TOKENS);
+    expect(convert({ max_tokens: 77 }).body.max_tokens).toBe(77);
+    expect(convert({ max_tokens: 77, max_completion_tokens: 12 }).body.max_tokens).toBe(12);
+  });
+
+  it('maps every tool_choice form, and omits it without tools', () => {
+    const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'f' } }];
+    expect(convert({ tools }).body.tool_choice).toBeUndefined();
+    expect(convert({ tools, tool_choice: 'auto' }).body.tool_choice).toEqual({ type: 'auto' });
+    expect(convert({ tools, tool_choice: 'required' }).body.tool_choice).toEqual({ type: 'any' });
+    expect(convert({ tools, tool_choice: 'none' }).body.tool_choice).toEqual({ type: 'none' });
+    expect(convert({ tools, tool_choice: { type: 'function', function: { name: 'f' } } }).body.tool_choice).toEqual({
+      type: 'tool',
+      name: 'f',
+    });
+    expect(convert({ tools, parallel_tool_calls: false }).body.tool_choice).toEqual({
+      type: 'auto',
+      disable_parallel_tool_use: true,
+    });
+    expect(convert({ tool_choice: 'required' }).body).not.toHaveProperty('tool_choice');
+    expect(convert({ tool_choice: 'required' }).body).not.toHaveProperty('tools');
+  });
+
+  it('clamps temperature into Anthropic range and splits stop lists', () => {
+    expect(convert({ temperature: 1.7 }).body.temperature).toBe(1);
+    expect(convert({ temperature: 0 }).body.temperature).toBe(0);
+    expect(convert({ stop: ['END', '', '###'] }).body.stop_sequences).toEqual(['END', '###']);
+    expect(convert({ stop: null }).body).not.toHaveProperty('stop_sequences');
+  });
+
+  it('turns response_format into a system instruction, after the client system prompt', () => {
+    const schema = { type: 'object', properties: { a: { type: 'number' } }, required: ['a'] };
+    const { body } = convert({
+      messages: [
+        { role: 'system', content: 'Be terse.' },
+        { role: 'user', content: 'Give me a.' },
+      ],
+      response_format: { type: 'json_schema', json_schema: { name: 'x', schema } },
+    });
+    expect(body.system).toMatch(/^Be terse\.\n\nRespond with a single JSON value that conforms to this JSON Schema/);
+    expect(body.system).toContain(JSON.stringify(schema));
+    expect(convert({ response_format: { type: 'json_object' } }).body.system).toMatch(/valid JSON object/);
+    expect(convert({ response_format: { type: 'text' } }).body).not.toHaveProperty('system');
+  });
+
+  it('keeps the prefill text but trims its trailing whitespace, returning what was trimmed', () => {
+    const { body, prefillTrim } = convert({
+      messages: [
+        { role: 'user', content: 'Count to three.' },
+        { role: 'assistant', content: [{ type: 'text', text: 'One,' }, { type: 'text', text: 'two, \n' }] },
+      ],
+    });
+    expect(body.messages[1]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'One,' },
+        { type: 'text', text: 'two,' },
+      ],
+    });
+    expect(prefillTrim).toBe(' \n');
+  });
+
+  it('does not trim an assistant message that is not last', () => {
+    const { body, prefillTrim } = convert({
+      messages: [
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: 'b ' },
+        { role: 'user', content: 'c' },
+      ],
+    });
+    expect(body.messages[1]!.content).toBe('b ');
+    expect(prefillTrim).toBe('');
+  });
+
+  it('sends a tool result without content when the tool returned nothing', () => {
+    const { body } = convert({
+      messages: [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: '', tool_calls: [{ id: 't1', type: 'function', function: { name: 'f', arguments: '[1]' } }] },
+        { role: 'tool', tool_call_id: 't1', content: '' },
+      ],
+    });
+    expect(body.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] });
+    expect(body.messages[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1' }] });
+  });
+
+  it('converts a PDF file part into a document block', () => {
+    const { body } = convert({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'file', file: { filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0x' } },
+            { type: 'text', text: 'Summarise.' },
+          ],
+        },
+      ],
+    });
+    expect(body.messages[0]!.content).toEqual([
+      { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0x' }, title: 'a.pdf' },
+      { type: 'text', text: 'Summarise.' },
+    ]);
+  });
+
+  it('refuses what it cannot convert instead of silently dropping it', () => {
+    const audio = () =>
+      convert({ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }] }] });
+    expect(audio).toThrow(UpstreamError);
+    expect(audio).toThrow(/input_audio/);
+    try {
+      audio();
+    } catch (err) {
+      expect((err as UpstreamError).category).toBe('invalid_request');
+    }
+    const ftp = () =>
+      convert({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'ftp://x/y.png' } }] }] });
+    expect(ftp).toThrow(UpstreamError);
+  });
+});

@@ -1,0 +1,211 @@
+/**
+ * OpenAI ChatRequest → Anthropic Messages request. Pure.
+ *
+ * What Anthropic needs that OpenAI does not:
+ * - `system` is a top-level field, not a message: system and developer messages
+ *   are hoisted there, joined by blank lines, wherever they stood.
+ * - Roles alternate user/assistant: consecutive same-role messages are merged
+ *   into one message's content blocks, and `tool` results travel as user
+ *   `tool_result` blocks (so parallel results merge into one user turn).
+ * - `max_tokens` is required: the client's value, else DEFAULT_MAX_TOKENS.
+ * - Empty or whitespace-only text blocks are rejected, so they are dropped.
+ * - A final assistant message is a prefill that Anthropic continues (stream
+ *   resume relies on it), but it may not end in whitespace: the whitespace is
+ *   trimmed and returned as `prefillTrim`, so the response converters can drop
+ *   it again from the continuation's start (the client already has it).
+ *
+ * `response_format` has no Anthropic equivalent: json_object and json_schema
+ * become an instruction appended to the system prompt (with the schema
+ * inlined). Unmappable parameters (n, seed, penalties, logprobs) are ignored.
+ * Temperature is clamped to Anthropic's 0..1 range rather than failing.
+ * API version 2026-10-21 removed temperature/top_p (a 400 if sent): with
+ * `sampling: false` they are left out.
+ */
+import type { ChatMessage, ChatRequest, ResponseFormat, TextPart, ToolChoice } from '../../protocol/openai.js';
+import { contentBlocks, plainText, pushText, unsupported } from './convert-content.js';
+import type {
+  AnthropicContentBlock,
+  AnthropicImageBlock,
+  AnthropicMessageParam,
+  AnthropicRequest,
+  AnthropicTextBlock,
+  AnthropicToolChoice,
+  AnthropicToolResultBlock,
+  AnthropicToolUseBlock,
+} from './wire.js';
+
+/** Sent when the client gives no max_tokens (Anthropic requires one). */
+export const DEFAULT_MAX_TOKENS = 4096;
+
+export interface ConvertOptions {
+  /** Send temperature and top_p (anthropic-version 2023-06-01); default true. */
+  sampling?: boolean;
+}
+
+export interface ConvertedRequest {
+  body: AnthropicRequest;
+  /** Whitespace trimmed off the end of a final assistant prefill ('' if none). */
+  prefillTrim: string;
+}
+
+interface Turn {
+  role: 'user' | 'assistant';
+  blocks: AnthropicContentBlock[];
+}
+
+export function toAnthropicRequest(
+  req: ChatRequest,
+  model: string,
+  stream: boolean,
+  opts: ConvertOptions = {},
+): ConvertedRequest {
+  const system: string[] = [];
+  const turns: Turn[] = [];
+  const push = (role: Turn['role'], blocks: AnthropicContentBlock[]): void => {
+    if (blocks.length === 0) return;
+    const last = turns[turns.length - 1];
+    if (last !== undefined && last.role === role) last.blocks.push(...blocks);
+    else turns.push({ role, blocks });
+  };
+
+  for (const m of req.messages) {
+    switch (m.role) {
+      case 'system':
+      case 'developer': {
+        const text = plainText(m.content);
+        if (text.trim()) system.push(text);
+        break;
+      }
+      case 'user':
+      case 'function': // legacy function results carry no call id: plain user text
+        push('user', contentBlocks(m.content));
+        break;
+      case 'assistant':
+        push('assistant', assistantBlocks(m));
+        break;
+      case 'tool':
+        push('user', [toolResult(m)]);
+        break;
+      default:
+        throw unsupported(`message role "${String(m.role)}"`);
+    }
+  }
+
+  const prefillTrim = trimFinalAssistant(turns);
+  const formatInstruction = responseFormatInstruction(req.response_format);
+  if (formatInstruction) system.push(formatInstruction);
+
+  const body: AnthropicRequest = {
+    model,
+    max_tokens: req.max_completion_tokens ?? req.max_tokens ?? DEFAULT_MAX_TOKENS,
+    messages: turns.map(toMessageParam),
+  };
+  if (system.length > 0) body.system = system.join('\n\n');
+  if (opts.sampling !== false) {
+    if (typeof req.temperature === 'number') body.temperature = Math.min(1, Math.max(0, req.temperature));
+    if (typeof req.top_p === 'number') body.top_p = req.top_p;
+  }
+  const stop = typeof req.stop === 'string' ? [req.stop] : (req.stop ?? []);
+  const stopSequences = stop.filter((s) => s.length > 0);
+  if (stopSequences.length > 0) body.stop_sequences = stopSequences;
+  if (typeof req.user === 'string' && req.user) body.metadata = { user_id: req.user };
+  if (req.tools && req.tools.length > 0) {
+    body.tools = req.tools.map((t) => {
+      const tool: NonNullable<AnthropicRequest['tools']>[number] = {
+        name: t.function.name,
+        input_schema: t.function.parameters ?? { type: 'object', properties: {} },
+      };
+      if (t.function.description) tool.description = t.function.description;
+      return tool;
+    });
+    const choice = toolChoice(req.tool_choice, req.parallel_tool_calls === false);
+    if (choice) body.tool_choice = choice;
+  }
+  if (stream) body.stream = true;
+  return { body, prefillTrim };
+}
+
+function toMessageParam(t: Turn): AnthropicMessageParam {
+  // One plain text block reads best (and matches Anthropic's own examples) as a string.
+  const only = t.blocks.length === 1 ? t.blocks[0]! : undefined;
+  return { role: t.role, content: only?.type === 'text' ? only.text : t.blocks };
+}
+
+function toolChoice(choice: ToolChoice | undefined, noParallel: boolean): AnthropicToolChoice | undefined {
+  const np = noParallel ? { disable_parallel_tool_use: true } : {};
+  if (choice === undefined) return noParallel ? { type: 'auto', ...np } : undefined;
+  if (choice === 'none') return { type: 'none' };
+  if (choice === 'auto') return { type: 'auto', ...np };
+  if (choice === 'required') return { type: 'any', ...np };
+  return { type: 'tool', name: choice.function.name, ...np };
+}
+
+/** Drop trailing whitespace of a final assistant prefill; returns what was dropped. */
+function trimFinalAssistant(turns: Turn[]): string {
+  const last = turns[turns.length - 1];
+  if (last === undefined || last.role !== 'assistant') return '';
+  const block = last.blocks[last.blocks.length - 1];
+  if (block === undefined || block.type !== 'text') return '';
+  const trimmed = block.text.replace(/\s+$/, '');
+  const dropped = block.text.slice(trimmed.length);
+  // Non-final blocks were already filtered for blankness, so this one has text.
+  block.text = trimmed;
+  return dropped;
+}
+
+function assistantBlocks(m: ChatMessage): AnthropicContentBlock[] {
+  const blocks: AnthropicContentBlock[] = [];
+  if (typeof m.content === 'string') pushText(blocks, m.content);
+  else if (Array.isArray(m.content)) {
+    // Assistant parts are text or refusal; a refusal is not something to continue from.
+    for (const p of m.content) if (p.type === 'text') pushText(blocks, (p as TextPart).text);
+  }
+  for (const call of m.tool_calls ?? []) {
+    const block: AnthropicToolUseBlock = {
+      type: 'tool_use',
+      id: call.id,
+      name: call.function.name,
+      input: parseArguments(call.function.arguments),
+    };
+    blocks.push(block);
+  }
+  return blocks;
+}
+
+/** Tool input must be a JSON object; anything unparsable becomes `{}` rather than failing the turn. */
+function parseArguments(args: string): Record<string, unknown> {
+  try {
+    const v: unknown = JSON.parse(args);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+function toolResult(m: ChatMessage): AnthropicToolResultBlock {
+  const block: AnthropicToolResultBlock = { type: 'tool_result', tool_use_id: m.tool_call_id ?? '' };
+  if (typeof m.content === 'string') {
+    if (m.content) block.content = m.content;
+  } else if (Array.isArray(m.content)) {
+    const parts = contentBlocks(m.content).filter(
+      (b): b is AnthropicTextBlock | AnthropicImageBlock => b.type === 'text' || b.type === 'image',
+    );
+    const only = parts.length === 1 ? parts[0]! : undefined;
+    if (only?.type === 'text') block.content = only.text;
+    else if (parts.length > 0) block.content = parts;
+  }
+  return block;
+}
+
+function responseFormatInstruction(format: ResponseFormat | undefined): string | undefined {
+  if (format === undefined || format.type === 'text') return undefined;
+  if (format.type === 'json_object') {
+    return 'Respond with a single valid JSON object and nothing else: no prose, no code fences.';
+  }
+  const schema = format.json_schema?.schema;
+  if (schema === undefined) return 'Respond with valid JSON and nothing else: no prose, no code fences.';
+  return (
+    'Respond with a single JSON value that conforms to this JSON Schema, and nothing else ' +
+    `(no prose, no code fences):\n${JSON.stringify(schema)}`
+  );
+}

@@ -1,0 +1,94 @@
+/**
+ * Anthropic Message → OpenAI ChatCompletion. Pure, except for the hand-checked
+ * parse of the upstream body (anything not message-shaped is a server fault).
+ */
+import type { ChatCompletion, ToolCall, Usage } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import { mapStopReason } from './map-stop-reason.js';
+import type { AnthropicMessage, AnthropicUsage } from './wire.js';
+
+const decoder = new TextDecoder();
+
+export function parseMessage(raw: Uint8Array): AnthropicMessage {
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(raw));
+  } catch {
+    throw new UpstreamError({ category: 'server', message: 'anthropic sent a malformed JSON body' });
+  }
+  const v = value as Partial<AnthropicMessage> | null;
+  if (v === null || typeof v !== 'object' || !Array.isArray(v.content) || typeof v.id !== 'string') {
+    throw new UpstreamError({ category: 'server', message: 'anthropic response is not a message' });
+  }
+  return v as AnthropicMessage;
+}
+
+/**
+ * Anthropic counts cached prompt tokens apart from `input_tokens`; OpenAI's
+ * prompt_tokens includes them, with the cache hits repeated in the details.
+ */
+export function toUsage(u: AnthropicUsage | undefined): Usage {
+  const cacheRead = num(u?.cache_read_input_tokens);
+  const prompt = num(u?.input_tokens) + num(u?.cache_creation_input_tokens) + cacheRead;
+  const completion = num(u?.output_tokens);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: cacheRead },
+  };
+}
+
+function num(n: unknown): number {
+  return typeof n === 'number' && Number.isFinite(n) ? n : 0;
+}
+
+/**
+ * @param prefillTrim whitespace trimmed off the request's final assistant
+ *   prefill: the client already has it, so it is removed again from the start
+ *   of the continuation when the model repeats it.
+ */
+export function toChatCompletion(msg: AnthropicMessage, created: number, prefillTrim = ''): ChatCompletion {
+  let text = '';
+  const toolCalls: ToolCall[] = [];
+  for (const block of msg.content) {
+    if (block.type === 'text' && typeof block.text === 'string') text += block.text;
+    else if (block.type === 'tool_use') {
+      toolCalls.push({
+        id: String(block.id ?? ''),
+        type: 'function',
+        function: { name: String(block.name ?? ''), arguments: JSON.stringify(block.input ?? {}) },
+      });
+    }
+    // thinking, redacted_thinking and server-tool blocks have no OpenAI form.
+  }
+  if (prefillTrim) text = text.slice(overlap(text, prefillTrim));
+  const completion: ChatCompletion = {
+    id: msg.id,
+    object: 'chat.completion',
+    created,
+    model: msg.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: text.length > 0 || toolCalls.length === 0 ? text : null,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+          refusal: null,
+        },
+        finish_reason: mapStopReason(msg.stop_reason),
+        logprobs: null,
+      },
+    ],
+    usage: toUsage(msg.usage),
+  };
+  return completion;
+}
+
+/** How many leading chars of `text` repeat `trim` from its start. */
+export function overlap(text: string, trim: string): number {
+  let i = 0;
+  while (i < text.length && i < trim.length && text.charCodeAt(i) === trim.charCodeAt(i)) i++;
+  return i;
+}

@@ -1,0 +1,241 @@
+/**
+ * Anthropic Messages SSE → OpenAI ChatCompletionChunk iteration.
+ *
+ * Event flow (anthropic-version 2023-06-01): `message_start`, then per content
+ * block `content_block_start` / `content_block_delta`… / `content_block_stop`,
+ * then `message_delta` (stop_reason, cumulative usage) and `message_stop`;
+ * `ping` anywhere, `error` instead of the rest. Output, in OpenAI's order: a
+ * role chunk, text as `delta.content`, each tool_use block as a `tool_calls`
+ * entry (index = the tool's ordinal; the first delta carries id, type, name and
+ * arguments ''), one finish chunk, then a usage-only chunk (`choices: []`).
+ *
+ * Thinking, citations and server-tool blocks have no OpenAI form and are
+ * skipped. Unknown event types are skipped too (Anthropic adds them over time);
+ * unparsable ones are counted in `malformed`.
+ */
+import { SseParser } from '../sse.js';
+import type { ChunkStream, UpstreamHeaders } from '../types.js';
+import type { ChatCompletionChunk, ChunkDelta, FinishReason } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import { overlap, toUsage } from './convert-response.js';
+import { anthropicStreamError } from './errors.js';
+import { mapStopReason } from './map-stop-reason.js';
+import type { AnthropicUsage } from './wire.js';
+
+/** Block kinds by content-block index: a tool's ordinal (≥ 0), text, or skipped. */
+const TEXT = -1;
+const SKIPPED = -2;
+
+type Json = Record<string, unknown>;
+
+export class AnthropicChunkStream implements ChunkStream {
+  malformed = 0;
+
+  private id = '';
+  private model = '';
+  private usage: AnthropicUsage = {};
+  private readonly kinds: number[] = [];
+  private tools = 0;
+  private finished = false;
+  private stopped = false;
+  /** Whitespace the client already has from the prefill; dropped if the model repeats it. */
+  private pendingTrim: string;
+  /** Chunks produced by the current network read, drained by the iterator. */
+  private readonly out: ChatCompletionChunk[] = [];
+
+  /**
+   * @param created the `created` stamp of every chunk (seconds)
+   * @param prefillTrim see ConvertedRequest.prefillTrim
+   */
+  constructor(
+    readonly headers: UpstreamHeaders,
+    private readonly pieces: AsyncIterable<string>,
+    private readonly created: number,
+    prefillTrim = '',
+  ) {
+    this.pendingTrim = prefillTrim;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<ChatCompletionChunk> {
+    const parser = new SseParser();
+    const out = this.out;
+    for await (const text of this.pieces) {
+      parser.push(text);
+      const failure = this.drain(parser);
+      // Chunks converted before an error event still reach the client first.
+      for (let i = 0; i < out.length; i++) yield out[i]!;
+      out.length = 0;
+      if (failure !== undefined) throw failure;
+      if (this.stopped) return;
+    }
+    parser.end();
+    const failure = this.drain(parser);
+    // A clean close after the stop_reason is a finished answer; anything else was cut.
+    if (failure === undefined && !this.stopped && this.finished) this.stop();
+    for (const chunk of out) yield chunk;
+    out.length = 0;
+    if (failure !== undefined) throw failure;
+    if (!this.stopped) {
+      throw new UpstreamError({ category: 'network', message: 'anthropic stream ended before message_stop' });
+    }
+  }
+
+  /** Convert the parsed events into `out`; an error event stops it and is returned. */
+  private drain(parser: SseParser): UpstreamError | undefined {
+    const events = parser.events;
+    try {
+      for (let i = 0; i < events.length && !this.stopped; i++) this.handle(events[i]!.data);
+      return undefined;
+    } catch (err) {
+      return err as UpstreamError;
+    } finally {
+      events.length = 0;
+    }
+  }
+
+  private handle(data: string): void {
+    let ev: Json;
+    try {
+      ev = JSON.parse(data) as Json;
+    } catch {
+      this.malformed++;
+      return;
+    }
+    if (ev === null || typeof ev !== 'object' || typeof ev.type !== 'string') {
+      this.malformed++;
+      return;
+    }
+    switch (ev.type) {
+      case 'content_block_delta':
+        return this.blockDelta(ev);
+      case 'content_block_start':
+        return this.blockStart(ev);
+      case 'message_start':
+        return this.messageStart(ev);
+      case 'message_delta':
+        return this.messageDelta(ev);
+      case 'message_stop':
+        return this.stop();
+      case 'error':
+        throw anthropicStreamError(data);
+      default:
+        // ping, content_block_stop, and event types added after this was written.
+        return;
+    }
+  }
+
+  private messageStart(ev: Json): void {
+    const msg = ev.message as Json | undefined;
+    if (msg === undefined || msg === null || typeof msg !== 'object') {
+      this.malformed++;
+      return;
+    }
+    if (typeof msg.id === 'string') this.id = msg.id;
+    if (typeof msg.model === 'string') this.model = msg.model;
+    this.mergeUsage(msg.usage);
+    this.emit({ role: 'assistant', content: '' });
+  }
+
+  private blockStart(ev: Json): void {
+    const index = ev.index;
+    const block = ev.content_block as Json | undefined;
+    if (typeof index !== 'number' || block === undefined || block === null || typeof block !== 'object') {
+      this.malformed++;
+      return;
+    }
+    if (block.type === 'text') {
+      this.kinds[index] = TEXT;
+      if (typeof block.text === 'string' && block.text) this.text(block.text);
+    } else if (block.type === 'tool_use') {
+      const ordinal = this.tools++;
+      this.kinds[index] = ordinal;
+      // Anthropic sends `input: {}` here and the JSON in deltas; a server that
+      // sends the whole input up front still yields the right arguments.
+      const input = block.input;
+      const full = input !== null && typeof input === 'object' && Object.keys(input).length > 0;
+      this.emit({
+        tool_calls: [
+          {
+            index: ordinal,
+            id: String(block.id ?? ''),
+            type: 'function',
+            function: { name: String(block.name ?? ''), arguments: full ? JSON.stringify(input) : '' },
+          },
+        ],
+      });
+    } else {
+      this.kinds[index] = SKIPPED;
+    }
+  }
+
+  private blockDelta(ev: Json): void {
+    const index = ev.index;
+    const delta = ev.delta as Json | undefined;
+    if (typeof index !== 'number' || delta === undefined || delta === null || typeof delta !== 'object') {
+      this.malformed++;
+      return;
+    }
+    const kind = this.kinds[index];
+    if (delta.type === 'text_delta') {
+      if (kind === TEXT && typeof delta.text === 'string') this.text(delta.text);
+    } else if (delta.type === 'input_json_delta') {
+      if (kind !== undefined && kind >= 0 && typeof delta.partial_json === 'string' && delta.partial_json) {
+        this.emit({ tool_calls: [{ index: kind, function: { arguments: delta.partial_json } }] });
+      }
+    }
+    // thinking_delta, signature_delta, citations_delta: no OpenAI form.
+  }
+
+  private text(text: string): void {
+    if (this.pendingTrim) {
+      const n = overlap(text, this.pendingTrim);
+      this.pendingTrim = n === text.length ? this.pendingTrim.slice(n) : '';
+      text = text.slice(n);
+    }
+    if (text) this.emit({ content: text });
+  }
+
+  private messageDelta(ev: Json): void {
+    this.mergeUsage(ev.usage);
+    const reason = (ev.delta as Json | undefined)?.stop_reason;
+    if (typeof reason === 'string' && !this.finished) this.finish(mapStopReason(reason));
+  }
+
+  private finish(reason: FinishReason): void {
+    this.finished = true;
+    this.out.push(this.chunk({}, reason));
+  }
+
+  private stop(): void {
+    if (!this.finished) this.finish('stop');
+    this.stopped = true;
+    this.out.push({
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [],
+      usage: toUsage(this.usage),
+    });
+  }
+
+  /** message_delta usage is cumulative: its non-null counts replace message_start's. */
+  private mergeUsage(u: unknown): void {
+    if (u === null || typeof u !== 'object') return;
+    for (const [k, v] of Object.entries(u as Json)) if (typeof v === 'number') this.usage[k] = v;
+  }
+
+  private emit(delta: ChunkDelta): void {
+    this.out.push(this.chunk(delta, null));
+  }
+
+  private chunk(delta: ChunkDelta, finish: FinishReason | null): ChatCompletionChunk {
+    return {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+    };
+  }
+}

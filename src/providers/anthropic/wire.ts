@@ -1,0 +1,116 @@
+/**
+ * Anthropic Messages API wire types (`POST /v1/messages`, anthropic-version
+ * 2023-06-01): only the parts the adapter writes or reads. Response types mark
+ * every field the adapter does not need as optional, because the API adds new
+ * block, delta and event types over time and the adapter must skip them.
+ */
+
+export interface AnthropicTextBlock {
+  type: 'text';
+  text: string;
+}
+
+export type AnthropicImageSource =
+  | { type: 'base64'; media_type: string; data: string }
+  | { type: 'url'; url: string };
+
+export interface AnthropicImageBlock {
+  type: 'image';
+  source: AnthropicImageSource;
+}
+
+export interface AnthropicDocumentBlock {
+  type: 'document';
+  source: { type: 'base64'; media_type: string; data: string } | { type: 'text'; media_type: 'text/plain'; data: string };
+  title?: string;
+}
+
+export interface AnthropicToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export interface AnthropicToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content?: string | (AnthropicTextBlock | AnthropicImageBlock)[];
+  is_error?: boolean;
+}
+
+export type AnthropicContentBlock =
+  | AnthropicTextBlock
+  | AnthropicImageBlock
+  | AnthropicDocumentBlock
+  | AnthropicToolUseBlock
+  | AnthropicToolResultBlock;
+
+export interface AnthropicMessageParam {
+  role: 'user' | 'assistant';
+  content: string | AnthropicContentBlock[];
+}
+
+export interface AnthropicTool {
+  name: string;
+  description?: string;
+  input_schema: Record<string, unknown>;
+}
+
+export type AnthropicToolChoice =
+  | { type: 'auto'; disable_parallel_tool_use?: boolean }
+  | { type: 'any'; disable_parallel_tool_use?: boolean }
+  | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean }
+  | { type: 'none' };
+
+export interface AnthropicRequest {
+  model: string;
+  max_tokens: number;
+  messages: AnthropicMessageParam[];
+  system?: string;
+  temperature?: number;
+  top_p?: number;
+  stop_sequences?: string[];
+  metadata?: { user_id: string };
+  tools?: AnthropicTool[];
+  tool_choice?: AnthropicToolChoice;
+  stream?: boolean;
+}
+
+export type AnthropicStopReason =
+  | 'end_turn'
+  | 'max_tokens'
+  | 'stop_sequence'
+  | 'tool_use'
+  | 'pause_turn'
+  | 'refusal'
+  | 'model_context_window_exceeded';
+
+export interface AnthropicUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  [key: string]: unknown;
+}
+
+/** A response content block; unknown types (thinking, server tools…) are skipped. */
+export interface AnthropicResponseBlock {
+  type: string;
+  text?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+  [key: string]: unknown;
+}
+
+export interface AnthropicMessage {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  model: string;
+  content: AnthropicResponseBlock[];
+  stop_reason: AnthropicStopReason | string | null;
+  stop_sequence: string | null;
+  usage: AnthropicUsage;
+}
