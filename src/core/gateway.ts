@@ -18,13 +18,17 @@ import { validateChatRequest, validateEmbeddingsRequest } from '../protocol/vali
 import { ADAPTERS } from '../providers/registry.js';
 import type { AdapterFactory, ProviderAdapter } from '../providers/types.js';
 import { EventBus } from '../observability/events.js';
+import { costUsd } from '../observability/cost.js';
 import { Catalog } from '../routing/catalog.js';
 import { buildChain, orderSegments, type Candidate } from '../routing/chain.js';
 import type { Deployment } from '../routing/deployment.js';
 import { effectiveDataClass, requiresLocal } from '../routing/privacy.js';
 import { chatRequirements, EMBEDDINGS_REQUIREMENTS, supports, type Requirements } from '../routing/requirements.js';
 import { CLIENT_GONE, DEADLINE } from '../resilience/abort.js';
-import { Executor, type CapacityGate } from '../resilience/executor.js';
+import { Executor, type CapacityGate, type Lease } from '../resilience/executor.js';
+import { LimitsGate } from '../limits/gate.js';
+import { KeyLimiter } from '../limits/key-limiter.js';
+import { estimateEmbeddingsTokens, estimateRequestTokens } from '../limits/estimate-tokens.js';
 import { Health } from '../resilience/health.js';
 import { LiveStream } from '../resilience/live-stream.js';
 import { RequestRun } from '../resilience/run.js';
@@ -39,6 +43,7 @@ export interface GatewayOptions {
   /** Replace or add adapter factories by provider type (tests, embedders). */
   adapters?: Partial<Record<string, AdapterFactory>>;
   bus?: EventBus;
+  /** Outbound pacing; default: the limits/ pacer (configured rpm/tpm and what upstream headers teach). */
   gate?: CapacityGate;
 }
 
@@ -101,19 +106,23 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
     if (!factory) throw new Error(`providers: no adapter for type '${p.type}' (provider '${p.id}')`);
     adapters.set(p.id, factory(p, { clock, random }));
   }
+  const keyLimiter = new KeyLimiter(clock);
+  // Exact token counts cost real CPU; they only matter where a token limit is configured.
+  const countTokens =
+    config.providers.some((p) => p.tpm) || config.models.some((m) => m.deployments.some((d) => d.tpm)) || config.keys.some((k) => k.tpm);
   const executor = new Executor({
     config,
     clock,
     random,
     health,
     bus,
-    gate: options.gate,
+    gate: options.gate ?? new LimitsGate(config, clock, bus),
     adapterFor: (d: Deployment) => adapters.get(d.provider.id)!,
   });
   const created = Math.floor(clock.now() / 1000);
 
   /** Common start of every routed request: identity, policy, data class, the chain, the run. */
-  function begin(model: string, stream: boolean, endpoint: 'chat' | 'embeddings', req: Requirements, opts: CallOptions) {
+  function begin(model: string, stream: boolean, endpoint: 'chat' | 'embeddings', req: Requirements, opts: CallOptions, tokens: (model: string) => number) {
     const key = opts.key ?? null;
     if (key?.models && !key.models.includes(model) && !(model === 'auto' && key.models.includes('auto'))) {
       throw new GatewayError(403, 'model_not_allowed', `This key may not use the model '${model}'`, 'model');
@@ -121,6 +130,16 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
     const dataClass = effectiveDataClass(key?.dataClass ?? config.privacy.defaultDataClass, header(opts.headers, 'x-switchyard-data-class'));
     const scope = { requirements: req, localOnly: requiresLocal(dataClass, key) };
     const chain = buildChain(catalog, model, scope, random);
+    const estimatedTokens = countTokens ? tokens(chain[0]!.deployment.model) : req.estimatedTokens;
+    let keyLease: Lease | undefined;
+    if (key) {
+      const k = keyLimiter.check(key, estimatedTokens);
+      if (!k.ok) {
+        const s = Math.max(1, Math.ceil(k.retryAfterMs / 1000));
+        throw new GatewayError(429, 'rate_limited', `This key's rate limit is exhausted (rpm ${key.rpm ?? '-'}, tpm ${key.tpm ?? '-'}); retry after ${s} s`, null, s);
+      }
+      keyLease = k.lease;
+    }
     const rid = header(opts.headers, 'x-request-id');
     const id = rid && REQUEST_ID_RE.test(rid) ? rid : randomUUID();
     const now = clock.now();
@@ -135,10 +154,11 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
       deadline.clear();
       opts.signal?.removeEventListener('abort', onClientAbort);
     };
-    return { run, chain, scope, release, clearDeadline };
+    return { run, chain, scope, release, clearDeadline, estimatedTokens, keyLease };
   }
 
-  function record(run: RequestRun, err?: unknown): void {
+  function record(run: RequestRun, keyLease: Lease | undefined, err?: unknown): void {
+    keyLease?.reconcile(run.usage?.total_tokens);
     if (err !== undefined) {
       if (err instanceof GatewayError) {
         run.status = err.status;
@@ -153,15 +173,16 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
   }
 
   function cost(d: Deployment | undefined, u: Usage | undefined): number | null {
-    if (!d?.price || !u) return null;
-    return (u.prompt_tokens * d.price.input + u.completion_tokens * d.price.output) / 1e6;
+    return u ? costUsd(d?.price, { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens }) : null;
   }
 
   async function chat(request: ChatRequest | unknown, opts: CallOptions = {}): Promise<ChatResponse | ChatStreamResponse> {
     const req = validateChatRequest(request);
     const stream = req.stream === true;
     const requirements = chatRequirements(req);
-    const { run, chain, scope, release, clearDeadline } = begin(req.model, stream, 'chat', requirements, opts);
+    const { run, chain, scope, release, clearDeadline, estimatedTokens, keyLease } = begin(req.model, stream, 'chat', requirements, opts, (m) =>
+      estimateRequestTokens(req, m),
+    );
     const contentPolicyChain = () => {
       const route = catalog.aliases.get(req.model);
       return route ? orderSegments(route.contentPolicySegments, scope, random, []) : [];
@@ -175,16 +196,16 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
             trace.status = 200;
             return r;
           });
-        }, { estimatedTokens: requirements.estimatedTokens, contentPolicyChain });
+        }, { estimatedTokens, contentPolicyChain });
         const { response, raw } = done.value;
         run.usage = response.usage;
         run.costUsd = cost(done.candidate.deployment, response.usage);
-        done.lease?.reconcile(response.usage?.total_tokens ?? requirements.estimatedTokens);
+        done.lease?.reconcile(response.usage?.total_tokens, done.value.headers);
         run.markResponseStart();
-        record(run);
+        record(run, keyLease);
         return { stream: false, meta: metaOf(run), body: response, raw };
       } catch (err) {
-        record(run, err);
+        record(run, keyLease, err);
         throw err;
       } finally {
         release();
@@ -200,13 +221,13 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
     let first;
     try {
       first = await executor.run(run, chain, attemptStream(req, false), {
-        estimatedTokens: requirements.estimatedTokens,
+        estimatedTokens,
         contentPolicyChain,
         keepScope: true,
       });
     } catch (err) {
       run.streamOutcome = 'failed_before_commit';
-      record(run, err);
+      record(run, keyLease, err);
       release();
       throw err;
     }
@@ -232,7 +253,7 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
         const continued: ChatRequest = { ...req, messages: [...req.messages, { role: 'assistant', content: prefill }] };
         run.deadlineAt = clock.now() + config.resilience.deadlineMs;
         return executor.run(run, candidates, attemptStream(continued, true), {
-          estimatedTokens: requirements.estimatedTokens,
+          estimatedTokens,
           keepScope: true,
           failFastAsFailover: true,
         });
@@ -240,7 +261,7 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
       onEnd: () => {
         release();
         run.costUsd = cost(run.served?.deployment, run.usage);
-        record(run);
+        record(run, keyLease);
       },
     });
     const meta = metaOf(run);
@@ -253,7 +274,9 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
 
   async function embeddings(request: EmbeddingsRequest | unknown, opts: CallOptions = {}): Promise<EmbeddingsResult> {
     const req = validateEmbeddingsRequest(request);
-    const { run, chain: all, release } = begin(req.model, false, 'embeddings', EMBEDDINGS_REQUIREMENTS, opts);
+    const { run, chain: all, release, estimatedTokens, keyLease } = begin(req.model, false, 'embeddings', EMBEDDINGS_REQUIREMENTS, opts, (m) =>
+      estimateEmbeddingsTokens(req, m),
+    );
     const chain = all.filter((c) => adapters.get(c.deployment.provider.id)!.embeddings !== undefined);
     try {
       if (chain.length === 0) throw new GatewayError(400, 'invalid_request', `No deployment of '${req.model}' supports embeddings`, 'model');
@@ -264,15 +287,16 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
           trace.status = 200;
           return r;
         });
-      }, { estimatedTokens: 0 });
+      }, { estimatedTokens });
       const u = done.value.response.usage;
       run.usage = u ? { prompt_tokens: u.prompt_tokens, completion_tokens: 0, total_tokens: u.total_tokens } : undefined;
       run.costUsd = cost(done.candidate.deployment, run.usage);
+      done.lease?.reconcile(u?.total_tokens, done.value.headers);
       run.markResponseStart();
-      record(run);
+      record(run, keyLease);
       return { meta: metaOf(run), body: done.value.response, raw: done.value.raw };
     } catch (err) {
-      record(run, err);
+      record(run, keyLease, err);
       throw err;
     } finally {
       release();

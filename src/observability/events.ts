@@ -17,7 +17,7 @@ export interface AttemptTrace {
   latencyMs: number;
   /** Streams: time to first content token of this attempt; null otherwise. */
   ttftMs: number | null;
-  /** Short, prompt-free reason (upstream error message is truncated and never contains the prompt by design). */
+  /** Short reason made by the gateway (category, status, provider code): never the upstream's own text, which may echo the prompt or a key. */
   message?: string;
   /** This attempt continued a cut stream via assistant prefill. */
   resume?: boolean;

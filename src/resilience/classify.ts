@@ -9,7 +9,10 @@ import type { UpstreamHeaders } from '../providers/types.js';
 
 const CONTEXT_RE =
   /context[_ ]length|context window|maximum context|too many tokens|prompt is too long|input is too long|exceeds the (?:maximum|model)|max_tokens.*(?:exceed|too large)|reduce the length|token limit/i;
-const POLICY_RE = /content[_ ]policy|content[_ ]filter|safety|responsible ?ai|flagged|moderation/i;
+// `\bsafety\b` so a bad `safety_settings` value is not read as a refusal.
+const POLICY_RE = /content[_ ]policy|content[_ ]filter|\bsafety\b|responsible ?ai|flagged|moderation/i;
+// Credentials or account state that make this deployment unusable, whatever the status (Gemini answers a bad key with 400).
+const AUTH_RE = /api[_ ]?key not valid|API_KEY_INVALID|invalid[_ ]api[_ ]key|incorrect api key|FAILED_PRECONDITION|location is not supported|billing|credit balance/i;
 const OVERLOADED_RE = /overloaded/i;
 const RATE_RE = /rate[_ ]limit|resource[_ ]exhausted|quota|too many requests/i;
 
@@ -40,6 +43,7 @@ export function parseRetryAfter(headers: UpstreamHeaders | undefined, now: numbe
 export function categorize(status: number, text: string): ErrorCategory {
   if (status === 429) return OVERLOADED_RE.test(text) && !RATE_RE.test(text) ? 'overloaded' : 'rate_limited';
   if (status === 529) return 'overloaded';
+  if (status === 504) return 'timeout';
   if (status >= 500) {
     if (OVERLOADED_RE.test(text)) return 'overloaded';
     return 'server';
@@ -52,6 +56,7 @@ export function categorize(status: number, text: string): ErrorCategory {
   // Payment required / billing: this deployment cannot serve until someone pays.
   if (status === 402) return 'auth';
   if (status === 413) return 'invalid_request';
+  if (status >= 400 && status < 500 && AUTH_RE.test(text)) return 'auth';
   if (status >= 400) {
     if (CONTEXT_RE.test(text)) return 'context_length';
     if (POLICY_RE.test(text)) return 'content_policy';

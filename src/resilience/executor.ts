@@ -22,16 +22,16 @@ import { decide } from './policy.js';
 import type { RequestRun } from './run.js';
 import type { UpstreamError } from './upstream-error.js';
 
-/** Capacity check before a call (limits/ plugs in here); `release` when no call was made. */
+/** Capacity check before a call (limits/ plugs in here). */
 export interface CapacityGate {
   acquire(d: Deployment, run: RequestRun, estimatedTokens: number): { ok: true; lease: Lease } | { ok: false; retryAt: number };
   /** Wait for the earliest of `candidates` to have capacity, bounded by the gate's own limits. */
   wait?(candidates: readonly Candidate[], run: RequestRun, estimatedTokens: number): Promise<{ candidate: Candidate; lease: Lease } | { retryAt: number }>;
-  observe?(d: Deployment, headers: Record<string, string | string[] | undefined> | undefined): void;
 }
 
+/** Capacity taken for one attempt: `reconcile` once the request was sent, `cancel` if it never was. */
 export interface Lease {
-  reconcile(actualTokens: number): void;
+  reconcile(actualTokens?: number, headers?: Record<string, string | string[] | undefined>): void;
   cancel(): void;
 }
 
@@ -68,8 +68,10 @@ export interface ChainOptions {
   contentPolicyChain?: () => Candidate[];
   /** Keep the scope alive after success (streams): the caller disposes it. */
   keepScope?: boolean;
-  /** Internal: already waited for capacity once; do not wait again. */
-  noWait?: boolean;
+  /** Internal: capacity already reserved (after a wait) for the chain's only candidate. */
+  reserved?: Lease;
+  /** Internal: this chain already waited for capacity once. */
+  waited?: boolean;
   /** Stream resume: a candidate that rejects the request is skipped, not the answer. */
   failFastAsFailover?: boolean;
 }
@@ -88,6 +90,7 @@ export class Executor {
     let contextFloor: { model: string; window: number } | undefined;
     let contextError: UpstreamError | undefined;
     const throttled: Candidate[] = [];
+    let reserved = opts.reserved;
 
     for (let ci = 0; ci < candidates.length; ci++) {
       const cand = candidates[ci]!;
@@ -103,8 +106,9 @@ export class Executor {
           retryAt = Math.min(retryAt, admission.retryAt);
           break;
         }
-        let lease: Lease | undefined;
-        if (this.deps.gate) {
+        let lease: Lease | undefined = reserved;
+        reserved = undefined;
+        if (this.deps.gate && !lease) {
           const cap = this.deps.gate.acquire(d, run, opts.estimatedTokens);
           if (!cap.ok) {
             health.release(d.key, admission.probe);
@@ -140,12 +144,12 @@ export class Executor {
           return { value, candidate: cand, scope, lease };
         } catch (raw) {
           scope.dispose();
-          lease?.cancel();
           const ms = performance.now() - t0;
           run.waitedMs += ms;
           trace.latencyMs = round(ms);
           const err = normalizeFailure(raw);
           if (err instanceof AttemptAborted) {
+            lease?.cancel();
             health.release(d.key, admission.probe);
             trace.errorType = err.kind === 'deadline' ? 'timeout' : 'skipped';
             trace.message = err.message;
@@ -155,9 +159,12 @@ export class Executor {
           }
           trace.status = err.status ?? 0;
           trace.errorType = err.category;
-          trace.message = err.message.slice(0, 200);
+          // Never the upstream's text: providers echo request content and key fragments in errors.
+          trace.message = err.providerCode ? `${err.label} (${err.providerCode})` : err.label;
           this.emitAttempt(run, cand, trace);
-          this.deps.gate?.observe?.(d, err.headers);
+          // An HTTP answer means the upstream counted the request (and its headers teach the pacer).
+          if (err.status !== undefined) lease?.reconcile(undefined, err.headers);
+          else lease?.cancel();
           const decision = decide(err, retries, cfg, random);
           if (decision.breaker === 'failure') health.failure(d.key, admission.probe);
           else if (decision.breaker === 'success') health.success(d.key, admission.probe);
@@ -192,12 +199,13 @@ export class Executor {
       }
     }
 
-    if (throttled.length > 0 && this.deps.gate?.wait && !opts.noWait) {
+    if (throttled.length > 0 && this.deps.gate?.wait && !opts.waited) {
       // Nobody could serve right now, but some only lacked local capacity: wait for the earliest.
       const waited = await this.waitForCapacity(run, throttled, attempt, opts);
       if ('value' in waited) return waited;
       retryAt = Math.min(retryAt, waited.retryAt);
     }
+    reserved?.cancel();
     if (contextError) throw clientErrorFor(contextError);
     if (run.deadlineAt <= clock.now()) throw deadlineError();
     throw exhaustedError(notes, retryAt === Number.POSITIVE_INFINITY ? clock.now() + 1000 : retryAt, clock.now());
@@ -213,10 +221,9 @@ export class Executor {
     const got = await this.deps.gate!.wait!(throttled, run, opts.estimatedTokens);
     run.waitedMs += performance.now() - w0;
     if (!('candidate' in got)) return got;
-    // Capacity is reserved: run just that candidate through the ordinary loop (its lease is re-taken there).
-    got.lease.cancel();
+    // Capacity is reserved: run just that candidate through the ordinary loop.
     try {
-      return await this.run(run, [got.candidate], attempt, { ...opts, contentPolicyChain: undefined, noWait: true });
+      return await this.run(run, [got.candidate], attempt, { ...opts, contentPolicyChain: undefined, reserved: got.lease, waited: true });
     } catch (err) {
       if ((err as GatewayError).code === 'all_candidates_unavailable') return { retryAt: this.deps.clock.now() + 1000 };
       throw err;

@@ -115,7 +115,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
           const trace = run.attempts[run.attempts.length - 1];
           if (trace) {
             trace.errorType = err.category;
-            trace.message = `after commit: ${err.message}`.slice(0, 200);
+            trace.message = `after commit: ${err.label}`;
           }
           this.closeAttempt();
           const note = this.resumeBlocker(resumes);
@@ -218,7 +218,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
     this.totals.completion_tokens += completion;
     this.totals.total_tokens += prompt + completion;
     this.attemptsCounted++;
-    this.cur.lease?.reconcile(prompt + completion);
+    this.cur.lease?.reconcile(prompt + completion, this.cur.value.stream.headers);
     this.attemptUsage = undefined;
     this.attemptChars = 0;
   }

@@ -1,0 +1,227 @@
+/**
+ * Outbound pacing: keeps each provider and deployment below its limits, so an
+ * upstream 429 is the exception rather than how limits are discovered.
+ *
+ * One attempt may go to a deployment only when all of these have room, taken
+ * all-or-nothing: the provider's rpm/tpm (shared by every deployment of that
+ * provider; rpm falls back to `limits.defaultRpm`), the deployment's own
+ * rpm/tpm, and what the upstream's headers said is left (see learned-limit.ts)
+ * or asked us to wait (`retry-after`). Nothing configured and nothing learned
+ * means no limit.
+ *
+ * Everything is synchronous and built once per provider/deployment key; a
+ * request allocates only its lease.
+ */
+import type { Config } from '../config/types.js';
+import type { Clock } from '../core/clock.js';
+import type { UpstreamHeaders } from '../providers/types.js';
+import type { Deployment } from '../routing/deployment.js';
+import { MemoryStateStore } from '../state/memory-store.js';
+import type { StateStore } from '../state/store.js';
+import { LearnedLimit } from './learned-limit.js';
+import type { Lease } from './lease.js';
+import { parseRateLimitHeaders } from './rate-limit-headers.js';
+import { ScopeLimits } from './scope-limits.js';
+
+/** No capacity now; `waitMs` until the earliest moment there should be. */
+export interface Throttled {
+  readonly waitMs: number;
+}
+
+export interface Acquired {
+  readonly dep: Deployment;
+  readonly lease: Lease;
+  /** Position of `dep` in the candidates given. */
+  readonly index: number;
+}
+
+export function isThrottled(r: Lease | Throttled): r is Throttled {
+  return (r as Throttled).waitMs !== undefined;
+}
+
+/** Pacing state of one deployment key; the provider scope is shared with its siblings. */
+class DeploymentState {
+  readonly requests = new LearnedLimit();
+  readonly tokens = new LearnedLimit();
+  /** Honoured `retry-after`: nothing goes before this. */
+  blockedUntil = 0;
+  /** Leases taken and not yet reconciled or cancelled. */
+  inFlight = 0;
+  inFlightTokens = 0;
+
+  constructor(
+    readonly dep: Deployment,
+    readonly provider: ScopeLimits,
+    readonly own: ScopeLimits,
+    readonly pacer: Pacer,
+  ) {}
+}
+
+export class Pacer {
+  private readonly defaultRpm: number | null;
+  /** Hot-path cache in front of the store, keyed by `dep.key` (no string building per request). */
+  private readonly states = new Map<string, DeploymentState>();
+  private readonly releaseListeners: (() => void)[] = [];
+
+  constructor(
+    config: Pick<Config, 'limits'>,
+    readonly clock: Clock,
+    private readonly store: StateStore = new MemoryStateStore(),
+  ) {
+    this.defaultRpm = config.limits.defaultRpm;
+  }
+
+  /** Take capacity on `dep` for one attempt of about `tokens`, or say how long until there is some. */
+  tryAcquire(dep: Deployment, estimatedTokens: number): Lease | Throttled {
+    const tokens = estimatedTokens > 0 ? estimatedTokens : 0; // NaN and negatives count as nothing
+    const st = this.state(dep);
+    const now = this.clock.now();
+    const wait = this.waitFor(st, tokens, now);
+    if (wait > 0) return { waitMs: wait };
+    st.provider.take(tokens, now);
+    st.own.take(tokens, now);
+    st.requests.take(1, now);
+    st.tokens.take(tokens, now);
+    st.inFlight++;
+    st.inFlightTokens += tokens;
+    return new PacerLease(st, tokens, now);
+  }
+
+  /** The first of `deps`, in order, with capacity now; else the earliest wait among them. */
+  acquireFirst(deps: readonly Deployment[], tokens: number): Acquired | Throttled {
+    let earliest = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < deps.length; i++) {
+      const r = this.tryAcquire(deps[i]!, tokens);
+      if (!isThrottled(r)) return { dep: deps[i]!, lease: r, index: i };
+      if (r.waitMs < earliest) earliest = r.waitMs;
+    }
+    return { waitMs: earliest };
+  }
+
+  /** Milliseconds until `dep` has room for `tokens` (0: now). Takes nothing. */
+  waitMs(dep: Deployment, tokens: number): number {
+    return this.waitFor(this.state(dep), tokens, this.clock.now());
+  }
+
+  /** The soonest any of `deps` has room (0: one has now); Infinity for none given. For Retry-After. */
+  earliestMs(deps: readonly Deployment[], tokens: number): number {
+    const now = this.clock.now();
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const dep of deps) {
+      const w = this.waitFor(this.state(dep), tokens, now);
+      if (w === 0) return 0;
+      if (w < earliest) earliest = w;
+    }
+    return earliest;
+  }
+
+  /**
+   * Learn from an upstream response's headers (success or failure): its
+   * remaining requests/tokens and their reset, and any `retry-after`. Prefer
+   * `lease.reconcile(actual, headers)` when the attempt's lease is at hand:
+   * it stops counting that attempt as in flight first.
+   */
+  observe(dep: Deployment, headers: UpstreamHeaders): void {
+    const st = this.state(dep);
+    const now = this.clock.now();
+    const info = parseRateLimitHeaders(headers, now);
+    if (info.requests?.resetAt !== undefined) {
+      st.requests.observe(info.requests.remaining, info.requests.resetAt, st.inFlight, now, info.requests.limit);
+    }
+    if (info.tokens?.resetAt !== undefined) {
+      st.tokens.observe(info.tokens.remaining, info.tokens.resetAt, st.inFlightTokens, now, info.tokens.limit);
+    }
+    if (info.retryAfterMs !== undefined && info.retryAfterMs > 0) {
+      st.blockedUntil = Math.max(st.blockedUntil, now + info.retryAfterMs);
+    }
+  }
+
+  /** Called whenever capacity is given back early (a cancel, or usage below its estimate). */
+  onRelease(fn: () => void): () => void {
+    this.releaseListeners.push(fn);
+    return () => {
+      const i = this.releaseListeners.indexOf(fn);
+      if (i !== -1) this.releaseListeners.splice(i, 1);
+    };
+  }
+
+  /** @internal for leases */
+  released(): void {
+    for (let i = 0; i < this.releaseListeners.length; i++) this.releaseListeners[i]!();
+  }
+
+  private waitFor(st: DeploymentState, tokens: number, now: number): number {
+    let w = st.blockedUntil > now ? st.blockedUntil - now : 0;
+    w = Math.max(w, st.provider.waitMs(tokens, now));
+    w = Math.max(w, st.own.waitMs(tokens, now));
+    w = Math.max(w, st.requests.waitMs(1, now));
+    return Math.max(w, st.tokens.waitMs(tokens, now));
+  }
+
+  private state(dep: Deployment): DeploymentState {
+    let st = this.states.get(dep.key);
+    if (st === undefined) {
+      const p = dep.provider;
+      const provider = this.store.local(
+        `pace:provider:${p.id}`,
+        () => new ScopeLimits(p.rpm ?? this.defaultRpm, p.tpm),
+      );
+      const own = this.store.local(`pace:deployment:${dep.key}`, () => new ScopeLimits(dep.rpm, dep.tpm));
+      st = new DeploymentState(dep, provider, own, this);
+      this.states.set(dep.key, st);
+    }
+    return st;
+  }
+}
+
+class PacerLease implements Lease {
+  private done = false;
+  private readonly requestsEpoch: number;
+  private readonly tokensEpoch: number;
+
+  constructor(
+    private readonly st: DeploymentState,
+    private readonly tokens: number,
+    private readonly at: number,
+  ) {
+    this.requestsEpoch = st.requests.epoch;
+    this.tokensEpoch = st.tokens.epoch;
+  }
+
+  reconcile(actualTokens?: number, headers?: UpstreamHeaders): void {
+    if (this.done) return;
+    this.done = true;
+    const st = this.st;
+    const pacer = st.pacer;
+    st.inFlight--;
+    st.inFlightTokens -= this.tokens;
+    if (actualTokens !== undefined && Number.isFinite(actualTokens) && actualTokens >= 0) {
+      const delta = actualTokens - this.tokens;
+      if (delta !== 0) {
+        const now = pacer.clock.now();
+        st.provider.adjustTokens(this.at, delta, now);
+        st.own.adjustTokens(this.at, delta, now);
+        st.tokens.giveBack(-delta, this.tokensEpoch, now);
+      }
+      if (headers) pacer.observe(st.dep, headers);
+      if (delta < 0) pacer.released();
+      return;
+    }
+    if (headers) pacer.observe(st.dep, headers);
+  }
+
+  cancel(): void {
+    if (this.done) return;
+    this.done = true;
+    const st = this.st;
+    const pacer = st.pacer;
+    const now = pacer.clock.now();
+    st.inFlight--;
+    st.inFlightTokens -= this.tokens;
+    st.provider.giveBack(this.tokens, this.at, now);
+    st.own.giveBack(this.tokens, this.at, now);
+    st.requests.giveBack(1, this.requestsEpoch, now);
+    st.tokens.giveBack(this.tokens, this.tokensEpoch, now);
+    pacer.released();
+  }
+}

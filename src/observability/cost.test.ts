@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { costUsd } from './cost.js';
+
+describe('costUsd', () => {
+  it('prices prompt and completion tokens per million', () => {
+    expect(costUsd({ input: 0.15, output: 0.6 }, { promptTokens: 1_000_000, completionTokens: 500_000 })).toBe(0.45);
+    expect(costUsd({ input: 3, output: 15 }, { promptTokens: 1200, completionTokens: 300 })).toBe(0.0081);
+    expect(costUsd({ input: 0.1, output: 0.2 }, { promptTokens: 1_000_000, completionTokens: 1_000_000 })).toBe(0.3);
+  });
+
+  it('is null without a price and 0 without tokens', () => {
+    expect(costUsd(undefined, { promptTokens: 100, completionTokens: 100 })).toBeNull();
+    expect(costUsd({ input: 1, output: 1 }, { promptTokens: 0, completionTokens: 0 })).toBe(0);
+  });
+
+  it('ignores nonsense token counts', () => {
+    expect(costUsd({ input: 1, output: 1 }, { promptTokens: -5, completionTokens: Number.NaN })).toBe(0);
+  });
+});

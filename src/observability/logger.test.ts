@@ -1,0 +1,159 @@
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { attempt, trace } from '../../test/helpers/observability-fixtures.js';
+import { EventBus } from './events.js';
+import { createLogger, createRequestLogger, createSilentLogger, flushLogger } from './logger.js';
+
+const tick = () => new Promise<void>((r) => setImmediate(r));
+
+function capture() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const l of chunk.toString().split('\n')) if (l) lines.push(l);
+      cb();
+    },
+  });
+  return { lines, stream, json: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+describe('createLogger', () => {
+  const saved = process.env.LOG_LEVEL;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.LOG_LEVEL;
+    else process.env.LOG_LEVEL = saved;
+  });
+
+  it('writes JSON lines and redacts secrets by key name, at the top and under the usual parents', () => {
+    const out = capture();
+    const logger = createLogger({ destination: out.stream, level: 'info' });
+    logger.info(
+      {
+        authorization: 'Bearer SECRET-1',
+        'x-api-key': 'SECRET-2',
+        headers: { authorization: 'Bearer SECRET-3', 'x-api-key': 'SECRET-4', 'api-key': 'SECRET-5', accept: 'application/json' },
+        req: { headers: { authorization: 'Bearer SECRET-6', 'x-api-key': 'SECRET-7' } },
+        provider: { id: 'openai', apiKey: 'SECRET-8' },
+        key: { id: 'team-a', key: 'SECRET-9' },
+        apiKey: 'SECRET-10',
+        server: { adminKey: 'SECRET-11', port: 4000 },
+        err: { headers: { 'api-key': 'SECRET-12' } },
+        upstream: { headers: { authorization: 'SECRET-13' } },
+      },
+      'hello',
+    );
+    expect(out.lines).toHaveLength(1);
+    expect(out.lines[0]).not.toMatch(/SECRET/);
+    const line = out.json()[0]!;
+    expect(line.msg).toBe('hello');
+    expect(line.level).toBe(30);
+    expect(line.headers).toEqual({ authorization: '[redacted]', 'x-api-key': '[redacted]', 'api-key': '[redacted]', accept: 'application/json' });
+    expect(line.provider).toEqual({ id: 'openai', apiKey: '[redacted]' });
+    expect(line.server).toEqual({ adminKey: '[redacted]', port: 4000 });
+    expect(line.key).toBe('[redacted]');
+    expect(typeof line.time).toBe('string'); // ISO time
+  });
+
+  it('takes its level from LOG_LEVEL, defaulting to info (also for an unknown level)', () => {
+    process.env.LOG_LEVEL = 'warn';
+    expect(createLogger({ destination: capture().stream }).level).toBe('warn');
+    process.env.LOG_LEVEL = 'LOUD';
+    expect(createLogger({ destination: capture().stream }).level).toBe('info');
+    delete process.env.LOG_LEVEL;
+    expect(createLogger({ destination: capture().stream }).level).toBe('info');
+  });
+
+  it('the silent logger writes nothing; flushLogger resolves for any destination', async () => {
+    const silent = createSilentLogger();
+    expect(silent.isLevelEnabled('fatal')).toBe(false);
+    await expect(flushLogger(silent)).resolves.toBeUndefined();
+    await expect(flushLogger(createLogger({ destination: capture().stream }))).resolves.toBeUndefined();
+  });
+});
+
+describe('createRequestLogger', () => {
+  const setup = (level = 'info') => {
+    const out = capture();
+    const bus = new EventBus();
+    const logger = createLogger({ destination: out.stream, level });
+    const rl = createRequestLogger(bus, logger);
+    return { out, bus, rl };
+  };
+
+  it('writes one line per request, after the emit returns, with routing facts only', async () => {
+    const { out, bus } = setup();
+    bus.emit(
+      'request',
+      trace({
+        id: 'req-42',
+        keyId: 'team-a',
+        selection: 'weighted: 3/4',
+        fallbackUsed: true,
+        attempts: [attempt({ status: 429, errorType: 'rate_limited', message: 'MARKER-upstream-said' }), attempt()],
+        durationMs: 812,
+        overheadMs: 0.7,
+      }),
+    );
+    expect(out.lines).toHaveLength(0); // the listener only queued it
+    await tick();
+    expect(out.lines).toHaveLength(1);
+    expect(out.lines[0]).not.toContain('MARKER');
+    expect(out.json()[0]).toMatchObject({
+      level: 30,
+      event: 'request',
+      id: 'req-42',
+      keyId: 'team-a',
+      model: 'fast',
+      deployment: 'openai/gpt-4o-mini',
+      selection: 'weighted: 3/4',
+      status: 200,
+      attempts: 2,
+      fallbackUsed: true,
+      durationMs: 812,
+      overheadMs: 0.7,
+      errorCode: null,
+    });
+  });
+
+  it('logs failed requests at warn, with their error code', async () => {
+    const { out, bus } = setup();
+    bus.emit('request', trace({ status: 503, errorCode: 'all_candidates_unavailable', deployment: null }));
+    await tick();
+    expect(out.json()[0]).toMatchObject({ level: 40, status: 503, errorCode: 'all_candidates_unavailable', deployment: null });
+  });
+
+  it('logs breaker, cooldown and state changes', () => {
+    const { out, bus } = setup();
+    bus.emit('breaker', { deployment: 'openai/gpt-4o-mini', from: 'closed', to: 'open', at: 0 });
+    bus.emit('breaker', { deployment: 'openai/gpt-4o-mini', from: 'open', to: 'half_open', at: 1 });
+    bus.emit('cooldown', { deployment: 'local/llama3', untilMs: Date.UTC(2026, 0, 1), reason: 'rate_limited' });
+    bus.emit('state', { backend: 'redis', healthy: false, message: 'ECONNREFUSED' });
+    bus.emit('state', { backend: 'redis', healthy: true });
+    expect(out.json().map((l) => [l.event, l.level])).toEqual([
+      ['breaker', 40],
+      ['breaker', 30],
+      ['cooldown', 30],
+      ['state', 40],
+      ['state', 30],
+    ]);
+    expect(out.json()[2]).toMatchObject({ deployment: 'local/llama3', reason: 'rate_limited', until: '2026-01-01T00:00:00.000Z' });
+  });
+
+  it('respects the level: at warn, successful requests are not even queued', async () => {
+    const { out, bus } = setup('warn');
+    bus.emit('request', trace());
+    bus.emit('request', trace({ status: 502, errorCode: 'upstream_error' }));
+    await tick();
+    expect(out.json().map((l) => l.status)).toEqual([502]);
+  });
+
+  it('close() writes what is queued and stops listening', () => {
+    const { out, bus, rl } = setup();
+    bus.emit('request', trace({ id: 'last' }));
+    rl.close();
+    expect(out.json().map((l) => l.id)).toEqual(['last']);
+    bus.emit('request', trace());
+    bus.emit('breaker', { deployment: 'x/y', from: 'closed', to: 'open', at: 0 });
+    expect(out.lines).toHaveLength(1);
+  });
+});

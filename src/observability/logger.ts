@@ -1,0 +1,68 @@
+/**
+ * The gateway's structured logger: pino, JSON lines, written through an
+ * asynchronous destination so a log line never waits on stdout. Secrets are
+ * redacted by key name at the top of a logged object and under the usual
+ * parents (`headers.authorization`, `req.headers.x-api-key`, `provider.apiKey`…),
+ * and nothing here ever logs a prompt or a completion.
+ */
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+
+export type { Logger } from 'pino';
+export { createRequestLogger } from './request-logger.js';
+
+export const DEFAULT_LOG_LEVEL = 'info';
+const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/** Key names whose values are secrets. */
+export const SECRET_KEYS = ['authorization', 'x-api-key', 'api-key', 'apiKey', 'key', 'adminKey'];
+
+/**
+ * Where secrets are looked for: the top of a logged object and these parents.
+ * Explicit paths rather than wildcards (`*.key`): with @pinojs/redact a single
+ * wildcard level made every line ~7x slower (≈45 µs instead of ≈6 µs). So
+ * log headers under one of these names, and never log config objects whole.
+ */
+export const REDACT_PARENTS = ['headers', 'req.headers', 'request.headers', 'upstream.headers', 'err.headers', 'provider', 'server', 'config'];
+
+export const REDACT_PATHS: string[] = SECRET_KEYS.flatMap((k) => {
+  const seg = /^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `["${k}"]`;
+  return [k, ...REDACT_PARENTS.map((p) => p + seg)];
+});
+
+export interface CreateLoggerOptions {
+  /** Default: `LOG_LEVEL`, else `info`. An unknown level falls back to `info`. */
+  level?: string;
+  /** Default: stdout through `pino.destination({ sync: false })`. Tests pass a stream. */
+  destination?: DestinationStream;
+  /** Extra fields on every line (e.g. a gateway name). */
+  base?: Record<string, unknown>;
+}
+
+export function createLogger(opts: CreateLoggerOptions = {}): Logger {
+  const wanted = (opts.level ?? process.env.LOG_LEVEL ?? DEFAULT_LOG_LEVEL).toLowerCase();
+  const options: LoggerOptions = {
+    level: LEVELS.has(wanted) ? wanted : DEFAULT_LOG_LEVEL,
+    base: { pid: process.pid, ...opts.base },
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  };
+  // pino registers an exit hook that flushes an async destination if the process ends.
+  return pino(options, opts.destination ?? pino.destination({ dest: 1, sync: false }));
+}
+
+/** A logger that writes nothing (tests, embedding without logs). */
+export function createSilentLogger(): Logger {
+  return pino({ level: 'silent' });
+}
+
+/** Write out anything buffered in the logger's destination. */
+export function flushLogger(logger: Logger): Promise<void> {
+  return new Promise((resolve) => {
+    try {
+      logger.flush(() => resolve());
+    } catch {
+      // A destination without flush support (a plain stream) has nothing buffered here.
+      resolve();
+    }
+  });
+}

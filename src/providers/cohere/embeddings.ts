@@ -1,0 +1,43 @@
+/**
+ * OpenAI embeddings ⇄ Cohere `/v2/embed`. Cohere embeds texts only; token-id
+ * inputs cannot be sent. Always asks for floats and encodes base64 itself, so
+ * `encoding_format: "base64"` (the openai SDK's default) means exactly what
+ * OpenAI means by it: little-endian float32 bytes.
+ */
+import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import type { CohereEmbedRequest, CohereEmbedResponse } from './wire.js';
+
+const FLOAT: ['float'] = ['float'];
+
+export function toCohereEmbed(req: EmbeddingsRequest, model: string): CohereEmbedRequest {
+  const input = req.input;
+  let texts: string[];
+  if (typeof input === 'string') texts = [input];
+  else if (Array.isArray(input) && input.every((x) => typeof x === 'string')) texts = input as string[];
+  else throw new UpstreamError({ category: 'invalid_request', message: 'cohere embeddings take text input only, not token ids' });
+  const out: CohereEmbedRequest = { model, texts, input_type: 'search_document', embedding_types: FLOAT };
+  if (req.dimensions != null) out.output_dimension = req.dimensions;
+  return out;
+}
+
+export function fromCohereEmbed(value: unknown, model: string, encoding: EmbeddingsRequest['encoding_format']): EmbeddingsResponse {
+  const vectors = (value as CohereEmbedResponse | null)?.embeddings?.float;
+  if (!Array.isArray(vectors)) {
+    throw new UpstreamError({ category: 'server', message: 'cohere sent an embed response without float embeddings' });
+  }
+  const meta = (value as CohereEmbedResponse).meta;
+  const prompt = meta?.billed_units?.input_tokens ?? meta?.tokens?.input_tokens ?? 0;
+  const data: Embedding[] = vectors.map((v, index) => ({
+    object: 'embedding',
+    index,
+    embedding: encoding === 'base64' ? float32Base64(v) : v,
+  }));
+  return { object: 'list', data, model, usage: { prompt_tokens: prompt, total_tokens: prompt } };
+}
+
+function float32Base64(v: number[]): string {
+  const buf = Buffer.allocUnsafe(v.length * 4);
+  for (let i = 0; i < v.length; i++) buf.writeFloatLE(v[i]!, i * 4);
+  return buf.toString('base64');
+}

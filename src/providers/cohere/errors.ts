@@ -1,0 +1,24 @@
+/**
+ * Where the generic classifier misreads Cohere. Cohere answers 498 for an
+ * invalid API token (generic: a 4xx, so `invalid_request`; it is a bad
+ * credential: `auth`) and 499 when the request was cancelled on its side
+ * (not the request's fault: `network`, so another attempt may serve it).
+ */
+import { UpstreamError, type ErrorCategory } from '../../resilience/upstream-error.js';
+
+export function fixCohereError(err: Error): Error {
+  if (!(err instanceof UpstreamError)) return err;
+  let category: ErrorCategory | undefined;
+  if (err.status === 498) category = 'auth';
+  else if (err.status === 499) category = 'network';
+  if (category === undefined || category === err.category) return err;
+  return new UpstreamError({
+    category,
+    message: err.message,
+    status: err.status,
+    providerCode: err.providerCode,
+    retryAfterMs: err.retryAfterMs,
+    headers: err.headers,
+    param: err.param,
+  });
+}

@@ -1,0 +1,121 @@
+/**
+ * OpenAI chat request → Cohere v2 `/v2/chat` body. Pure; throws an
+ * `invalid_request` UpstreamError for what Cohere cannot express.
+ */
+import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import type {
+  CohereChatRequest,
+  CohereImageContent,
+  CohereMessage,
+  CohereResponseFormat,
+  CohereTextContent,
+  CohereTool,
+} from './wire.js';
+
+/** Cohere requires `parameters`; a tool without any takes no arguments. */
+const NO_PARAMETERS: Record<string, unknown> = Object.freeze({ type: 'object', properties: {} });
+
+export function toCohereRequest(req: ChatRequest, model: string, stream: boolean): CohereChatRequest {
+  const out: CohereChatRequest = { model, messages: req.messages.map(toCohereMessage), stream };
+
+  let tools = req.tools;
+  const choice = req.tool_choice;
+  if (tools && tools.length > 0) {
+    if (typeof choice === 'object' && choice !== null) {
+      // Cohere cannot force one named tool: offer only that tool, and require a call.
+      const name = choice.function.name;
+      tools = tools.filter((t) => t.function.name === name);
+      if (tools.length === 0) throw invalid(`tool_choice names "${name}", which is not in tools`);
+      out.tool_choice = 'REQUIRED';
+    } else if (choice === 'required') {
+      out.tool_choice = 'REQUIRED';
+    } else if (choice === 'none') {
+      out.tool_choice = 'NONE';
+    }
+    out.tools = tools.map(toCohereTool);
+    if (tools.some((t) => t.function.strict === true)) out.strict_tools = true;
+  }
+
+  const maxTokens = req.max_completion_tokens ?? req.max_tokens;
+  if (maxTokens != null) out.max_tokens = maxTokens;
+  if (req.temperature != null) out.temperature = req.temperature;
+  if (req.top_p != null) out.p = req.top_p;
+  if (req.stop != null) out.stop_sequences = typeof req.stop === 'string' ? [req.stop] : req.stop;
+  if (req.seed != null) out.seed = req.seed;
+  if (req.frequency_penalty != null) out.frequency_penalty = req.frequency_penalty;
+  if (req.presence_penalty != null) out.presence_penalty = req.presence_penalty;
+  const format = toCohereResponseFormat(req.response_format);
+  if (format) out.response_format = format;
+  return out;
+}
+
+function toCohereMessage(m: ChatMessage): CohereMessage {
+  switch (m.role) {
+    case 'system':
+    case 'developer':
+      return { role: 'system', content: textOf(m.content) };
+    case 'user':
+      return { role: 'user', content: typeof m.content === 'string' ? m.content : userParts(m.content) };
+    case 'assistant': {
+      const msg: CohereMessage & { role: 'assistant' } = { role: 'assistant' };
+      const text = textOf(m.content);
+      if (m.tool_calls && m.tool_calls.length > 0) {
+        msg.tool_calls = m.tool_calls.map((c) => ({
+          id: c.id,
+          type: 'function',
+          function: { name: c.function.name, arguments: c.function.arguments },
+        }));
+        // Text beside tool calls is the model's plan in Cohere's terms.
+        if (text) msg.tool_plan = text;
+      } else {
+        msg.content = text;
+      }
+      return msg;
+    }
+    case 'tool':
+      return { role: 'tool', tool_call_id: m.tool_call_id ?? '', content: textOf(m.content) };
+    case 'function':
+      // Legacy OpenAI function results: the function name is the only link to the call.
+      return { role: 'tool', tool_call_id: m.name ?? '', content: textOf(m.content) };
+    default:
+      throw invalid(`cohere does not support messages with role "${String(m.role)}"`);
+  }
+}
+
+function userParts(content: ContentPart[] | null | undefined): (CohereTextContent | CohereImageContent)[] {
+  if (!content) return [];
+  return content.map((p): CohereTextContent | CohereImageContent => {
+    if (p.type === 'text') return { type: 'text', text: (p as { text: string }).text };
+    if (p.type === 'image_url') {
+      const image = (p as { image_url: { url: string; detail?: 'auto' | 'low' | 'high' } }).image_url;
+      return { type: 'image_url', image_url: image.detail ? { url: image.url, detail: image.detail } : { url: image.url } };
+    }
+    throw invalid(`cohere does not support "${p.type}" content parts`);
+  });
+}
+
+/** Text parts concatenated; other parts cannot occur outside user messages. */
+function textOf(content: string | ContentPart[] | null | undefined): string {
+  if (typeof content === 'string') return content;
+  if (!content) return '';
+  let text = '';
+  for (const p of content) if (p.type === 'text') text += (p as { text: string }).text;
+  return text;
+}
+
+function toCohereTool(t: FunctionTool): CohereTool {
+  const fn: CohereTool['function'] = { name: t.function.name, parameters: t.function.parameters ?? NO_PARAMETERS };
+  if (t.function.description) fn.description = t.function.description;
+  return { type: 'function', function: fn };
+}
+
+function toCohereResponseFormat(f: ResponseFormat | undefined): CohereResponseFormat | undefined {
+  if (!f || f.type === 'text') return undefined;
+  if (f.type === 'json_schema' && f.json_schema?.schema) return { type: 'json_object', json_schema: f.json_schema.schema };
+  return { type: 'json_object' };
+}
+
+function invalid(message: string): UpstreamError {
+  return new UpstreamError({ category: 'invalid_request', message });
+}

@@ -1,0 +1,89 @@
+/**
+ * Cohere v2 chat response → OpenAI chat completion, plus the finish-reason and
+ * usage mappings the stream shares. Pure.
+ */
+import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import type { CohereChatResponse, CohereUsage } from './wire.js';
+
+export function mapCohereFinishReason(reason: unknown): FinishReason {
+  switch (reason) {
+    case 'MAX_TOKENS':
+    case 'ERROR_LIMIT': // v1 name for hitting the context limit
+    case 'TIMEOUT': // cut short by time: the answer is truncated, like a length stop
+      return 'length';
+    case 'TOOL_CALL':
+      return 'tool_calls';
+    case 'ERROR_TOXIC':
+      return 'content_filter';
+    default: // COMPLETE, STOP_SEQUENCE, ERROR, and kinds added later
+      return 'stop';
+  }
+}
+
+/** Billed units are what Cohere invoices; raw token counts (prompt template included) are the fallback. */
+export function cohereUsage(u: CohereUsage | undefined): Usage | undefined {
+  if (!u || typeof u !== 'object') return undefined;
+  const billed = u.billed_units;
+  const tokens = u.tokens;
+  const prompt = num(billed?.input_tokens) ?? num(tokens?.input_tokens);
+  const completion = num(billed?.output_tokens) ?? num(tokens?.output_tokens);
+  if (prompt === undefined && completion === undefined) return undefined;
+  const usage: Usage = {
+    prompt_tokens: prompt ?? 0,
+    completion_tokens: completion ?? 0,
+    total_tokens: (prompt ?? 0) + (completion ?? 0),
+  };
+  const cached = num(u.cached_tokens);
+  if (cached !== undefined) usage.prompt_tokens_details = { cached_tokens: cached };
+  return usage;
+}
+
+/** Validates the shape the adapter relies on; anything else is the upstream's fault. */
+export function fromCohereResponse(value: unknown, model: string, created: number): ChatCompletion {
+  if (!isCohereChatResponse(value)) {
+    throw new UpstreamError({ category: 'server', message: 'cohere sent a chat response without a message' });
+  }
+  const msg = value.message;
+  let text = '';
+  if (Array.isArray(msg.content)) {
+    for (const part of msg.content) if (part.type === 'text' && typeof part.text === 'string') text += part.text;
+  }
+  let toolCalls: ToolCall[] | undefined;
+  if (Array.isArray(msg.tool_calls) && msg.tool_calls.length > 0) {
+    toolCalls = msg.tool_calls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.function?.name ?? '', arguments: c.function?.arguments ?? '' },
+    }));
+  }
+  const completion: ChatCompletion = {
+    id: value.id,
+    object: 'chat.completion',
+    created,
+    model,
+    choices: [
+      {
+        index: 0,
+        message: toolCalls
+          ? { role: 'assistant', content: text.length > 0 ? text : null, tool_calls: toolCalls }
+          : { role: 'assistant', content: text },
+        finish_reason: mapCohereFinishReason(value.finish_reason),
+        logprobs: null,
+      },
+    ],
+  };
+  const usage = cohereUsage(value.usage);
+  if (usage) completion.usage = usage;
+  return completion;
+}
+
+function isCohereChatResponse(v: unknown): v is CohereChatResponse {
+  if (!v || typeof v !== 'object') return false;
+  const o = v as Record<string, unknown>;
+  return typeof o.id === 'string' && !!o.message && typeof o.message === 'object';
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}

@@ -1,0 +1,167 @@
+/**
+ * Cohere v2 chat SSE (`message-start`, `content-*`, `tool-plan-delta`,
+ * `tool-call-*`, `message-end`, then `data: [DONE]`) → OpenAI chunks: a role
+ * chunk, content and tool-call deltas, a finish chunk, then a usage-only chunk.
+ * Only `message-end` finishes a stream; ending without it is a cut (`network`).
+ */
+import { SseParser, type SseEvent } from '../sse.js';
+import type { ChunkStream, UpstreamHeaders } from '../types.js';
+import type { ChatCompletionChunk, ChunkChoice } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import { cohereUsage, mapCohereFinishReason } from './response.js';
+import type { CohereStreamEvent } from './wire.js';
+
+export class CohereChunkStream implements ChunkStream {
+  malformed = 0;
+
+  constructor(
+    readonly headers: UpstreamHeaders,
+    private readonly pieces: AsyncIterable<string>,
+    private readonly model: string,
+    private readonly created: number,
+    /** Used until `message-start` names the message. */
+    private readonly fallbackId: string,
+  ) {}
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<ChatCompletionChunk> {
+    const t = new CohereTranslator(this.model, this.created, this.fallbackId);
+    const parser = new SseParser();
+    const events = parser.events;
+    const out: ChatCompletionChunk[] = [];
+    for await (const text of this.pieces) {
+      parser.push(text);
+      for (let i = 0; i < events.length && !t.done; i++) this.malformed += t.push(events[i]!, out);
+      events.length = 0;
+      for (let i = 0; i < out.length; i++) yield out[i]!;
+      out.length = 0;
+      if (t.done) break;
+    }
+    if (!t.done) {
+      parser.end();
+      for (let i = 0; i < events.length && !t.done; i++) this.malformed += t.push(events[i]!, out);
+      for (const c of out) yield c;
+    }
+    if (!t.finished) {
+      throw new UpstreamError({ category: 'network', message: 'cohere stream ended before message-end' });
+    }
+  }
+}
+
+/** Stateful event → chunk translation; `push` returns 1 for a malformed event. */
+export class CohereTranslator {
+  finished = false;
+  /** `[DONE]` seen: nothing more to read. */
+  done = false;
+  private id: string;
+  private roleSent = false;
+  private toolCount = 0;
+  /** Cohere's event index → OpenAI tool_calls index. */
+  private readonly toolIndex = new Map<number, number>();
+  private thinkingBlocks: Set<number> | undefined;
+
+  constructor(
+    private readonly model: string,
+    private readonly created: number,
+    fallbackId: string,
+  ) {
+    this.id = fallbackId;
+  }
+
+  push(ev: SseEvent, out: ChatCompletionChunk[]): number {
+    if (ev.data === '[DONE]') {
+      this.done = true;
+      return 0;
+    }
+    let e: CohereStreamEvent;
+    try {
+      e = JSON.parse(ev.data) as CohereStreamEvent;
+    } catch {
+      return 1;
+    }
+    if (e === null || typeof e !== 'object') return 1;
+    const type = typeof e.type === 'string' ? e.type : ev.event;
+    if (type === undefined) return 1;
+    if (this.finished) return 0;
+    const msg = e.delta?.message;
+    switch (type) {
+      case 'message-start':
+        if (typeof e.id === 'string' && e.id) this.id = e.id;
+        this.role(out);
+        return 0;
+      case 'content-start':
+        if (msg?.content?.type === 'thinking' && typeof e.index === 'number') {
+          (this.thinkingBlocks ??= new Set()).add(e.index);
+          return 0;
+        }
+        return this.text(msg?.content?.text, out);
+      case 'content-delta':
+        if (typeof e.index === 'number' && this.thinkingBlocks?.has(e.index)) return 0;
+        return this.text(msg?.content?.text, out);
+      case 'tool-call-start': {
+        const call = msg?.tool_calls;
+        if (!call || typeof call !== 'object') return 1;
+        const index = this.toolCount++;
+        if (typeof e.index === 'number') this.toolIndex.set(e.index, index);
+        this.emit(out, {
+          index: 0,
+          delta: {
+            tool_calls: [
+              {
+                index,
+                id: call.id ?? `call_${index}`,
+                type: 'function',
+                function: { name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' },
+              },
+            ],
+          },
+          finish_reason: null,
+        });
+        return 0;
+      }
+      case 'tool-call-delta': {
+        const args = msg?.tool_calls?.function?.arguments;
+        if (typeof args !== 'string') return 1;
+        if (args.length === 0) return 0;
+        const index = (typeof e.index === 'number' ? this.toolIndex.get(e.index) : undefined) ?? this.toolCount - 1;
+        if (index < 0) return 1;
+        this.emit(out, { index: 0, delta: { tool_calls: [{ index, function: { arguments: args } }] }, finish_reason: null });
+        return 0;
+      }
+      case 'message-end': {
+        this.finished = true;
+        this.emit(out, { index: 0, delta: {}, finish_reason: mapCohereFinishReason(e.delta?.finish_reason) });
+        const usage = cohereUsage(e.delta?.usage);
+        if (usage) out.push(this.chunk([], usage));
+        return 0;
+      }
+      default:
+        // content-end, tool-plan-delta (the model's plan, not its answer),
+        // tool-call-end, citations, debug: nothing to forward.
+        return 0;
+    }
+  }
+
+  private text(text: unknown, out: ChatCompletionChunk[]): number {
+    if (text === undefined) return 0;
+    if (typeof text !== 'string') return 1;
+    if (text.length > 0) this.emit(out, { index: 0, delta: { content: text }, finish_reason: null });
+    return 0;
+  }
+
+  private role(out: ChatCompletionChunk[]): void {
+    if (this.roleSent) return;
+    this.roleSent = true;
+    out.push(this.chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]));
+  }
+
+  private emit(out: ChatCompletionChunk[], choice: ChunkChoice): void {
+    this.role(out);
+    out.push(this.chunk([choice]));
+  }
+
+  private chunk(choices: ChunkChoice[], usage?: ChatCompletionChunk['usage']): ChatCompletionChunk {
+    const c: ChatCompletionChunk = { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices };
+    if (usage) c.usage = usage;
+    return c;
+  }
+}

@@ -1,0 +1,273 @@
+/**
+ * OpenAI ChatRequest → Gemini GenerateContentRequest. Pure: no I/O, no clock.
+ * Anything that cannot be expressed in Gemini's format (a token-less part
+ * type, a tool result with no matching call) throws an `invalid_request`
+ * UpstreamError rather than being dropped silently.
+ */
+import type { ChatMessage, ChatRequest, ContentPart, ToolCall, ToolChoice } from '../../protocol/openai.js';
+import { invalidRequest } from './errors.js';
+import { toGeminiParameters, toGeminiSchema } from './to-gemini-schema.js';
+import type {
+  GeminiContent,
+  GeminiFunctionDeclaration,
+  GeminiGenerationConfig,
+  GeminiPart,
+  GeminiRole,
+  GenerateContentRequest,
+} from './wire.js';
+
+/**
+ * Gemini 3 rejects a function-call turn without the thought signature it
+ * issued; history that came from another provider (a fallback) or a client
+ * that dropped `extra_content` has none. Google documents this value as the
+ * way to skip the check for such transferred history.
+ */
+export const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
+
+/** A tool call as Gemini's OpenAI-compatible API returns it: the signature rides in `extra_content`. */
+export type ToolCallWithSignature = ToolCall & { extra_content?: { google?: { thought_signature?: string } } };
+
+const MIME_BY_EXT: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  heic: 'image/heic',
+  heif: 'image/heif',
+  pdf: 'application/pdf',
+};
+
+export function toGenerateContentRequest(req: ChatRequest): GenerateContentRequest {
+  const system: { text: string }[] = [];
+  const contents: GeminiContent[] = [];
+  const toolNames = new Map<string, string>();
+
+  const push = (role: GeminiRole, parts: GeminiPart[]): void => {
+    if (parts.length === 0) return;
+    const last = contents[contents.length - 1];
+    // Gemini wants turns to alternate; consecutive same-role messages (several
+    // tool results, a user message after them) become one turn.
+    if (last && last.role === role) last.parts.push(...parts);
+    else contents.push({ role, parts });
+  };
+
+  req.messages.forEach((msg, i) => {
+    switch (msg.role) {
+      case 'system':
+      case 'developer':
+        for (const text of textsOf(msg.content)) if (text) system.push({ text });
+        return;
+      case 'user':
+        push('user', userParts(msg.content, i));
+        return;
+      case 'assistant':
+        push('model', assistantParts(msg, toolNames));
+        return;
+      case 'tool': {
+        const id = msg.tool_call_id;
+        const name = (id !== undefined ? toolNames.get(id) : undefined) ?? msg.name;
+        if (name === undefined) {
+          throw invalidRequest(`tool message has no preceding tool call with id "${id ?? ''}"`, `messages[${i}].tool_call_id`);
+        }
+        push('user', [{ functionResponse: { name, response: toolResponse(msg.content) } }]);
+        return;
+      }
+      case 'function':
+        if (typeof msg.name !== 'string') throw invalidRequest('function message needs a name', `messages[${i}].name`);
+        push('user', [{ functionResponse: { name: msg.name, response: toolResponse(msg.content) } }]);
+        return;
+      default:
+        throw invalidRequest(`unsupported message role "${String(msg.role)}"`, `messages[${i}].role`);
+    }
+  });
+
+  // Gemini requires at least one turn; a system-only request still deserves an answer.
+  if (contents.length === 0 && system.length > 0) contents.push({ role: 'user', parts: system.splice(0) });
+
+  const out: GenerateContentRequest = { contents };
+  if (system.length > 0) out.systemInstruction = { parts: system };
+
+  const declarations = functionDeclarations(req);
+  if (declarations.length > 0) {
+    out.tools = [{ functionDeclarations: declarations }];
+    const toolConfig = functionCallingConfig(req.tool_choice);
+    if (toolConfig) out.toolConfig = { functionCallingConfig: toolConfig };
+  }
+
+  const generationConfig = toGenerationConfig(req);
+  if (generationConfig) out.generationConfig = generationConfig;
+  return out;
+}
+
+function textsOf(content: ChatMessage['content']): string[] {
+  if (typeof content === 'string') return [content];
+  if (!Array.isArray(content)) return [];
+  const out: string[] = [];
+  for (const p of content) if (p.type === 'text' && typeof p.text === 'string') out.push(p.text);
+  return out;
+}
+
+function userParts(content: ChatMessage['content'], i: number): GeminiPart[] {
+  if (typeof content === 'string') return content ? [{ text: content }] : [];
+  if (!Array.isArray(content)) return [];
+  const parts: GeminiPart[] = [];
+  content.forEach((p, j) => {
+    const part = contentPart(p, `messages[${i}].content[${j}]`);
+    if (part) parts.push(part);
+  });
+  return parts;
+}
+
+function contentPart(p: ContentPart, param: string): GeminiPart | undefined {
+  switch (p.type) {
+    case 'text':
+      return typeof p.text === 'string' && p.text ? { text: p.text } : undefined;
+    case 'image_url': {
+      const url = (p.image_url as { url?: unknown } | undefined)?.url;
+      if (typeof url !== 'string') throw invalidRequest('image_url needs a url', param);
+      return mediaPart(url, 'image/jpeg', param);
+    }
+    case 'input_audio': {
+      const audio = p.input_audio as { data?: unknown; format?: unknown } | undefined;
+      if (typeof audio?.data !== 'string') throw invalidRequest('input_audio needs data', param);
+      const format = typeof audio.format === 'string' ? audio.format : 'wav';
+      return { inlineData: { mimeType: `audio/${format}`, data: audio.data } };
+    }
+    case 'file': {
+      const data = (p.file as { file_data?: unknown } | undefined)?.file_data;
+      if (typeof data !== 'string' || !data.startsWith('data:')) {
+        throw invalidRequest('file parts need inline file_data (file ids are not portable to Gemini)', param);
+      }
+      return mediaPart(data, 'application/pdf', param);
+    }
+    default:
+      throw invalidRequest(`content part type "${p.type}" is not supported by Gemini`, param);
+  }
+}
+
+/** A data URL → inlineData; an http(s) URL → fileData (mime guessed from the extension). */
+function mediaPart(url: string, defaultMime: string, param: string): GeminiPart {
+  if (url.startsWith('data:')) {
+    const comma = url.indexOf(',');
+    if (comma === -1) throw invalidRequest('malformed data URL', param);
+    const meta = url.slice(5, comma).split(';');
+    const mimeType = meta[0] || defaultMime;
+    const payload = url.slice(comma + 1);
+    const data = meta.includes('base64') ? payload : Buffer.from(decodeURIComponent(payload), 'utf8').toString('base64');
+    return { inlineData: { mimeType, data } };
+  }
+  if (/^https?:\/\//i.test(url)) return { fileData: { fileUri: url, mimeType: guessMime(url, defaultMime) } };
+  throw invalidRequest('media URLs must be data: or http(s) URLs', param);
+}
+
+export function guessMime(url: string, fallback: string): string {
+  const path = url.split(/[?#]/, 1)[0]!;
+  const dot = path.lastIndexOf('.');
+  if (dot === -1 || dot < path.lastIndexOf('/')) return fallback;
+  return MIME_BY_EXT[path.slice(dot + 1).toLowerCase()] ?? fallback;
+}
+
+function assistantParts(msg: ChatMessage, toolNames: Map<string, string>): GeminiPart[] {
+  const parts: GeminiPart[] = [];
+  for (const text of textsOf(msg.content)) if (text) parts.push({ text });
+  const calls = Array.isArray(msg.tool_calls) ? (msg.tool_calls as ToolCallWithSignature[]) : [];
+  calls.forEach((call, k) => {
+    const name = call.function?.name;
+    if (typeof name !== 'string') return;
+    if (typeof call.id === 'string') toolNames.set(call.id, name);
+    const part: GeminiPart = { functionCall: { name, args: parseArgs(call.function.arguments) } };
+    const signature = call.extra_content?.google?.thought_signature;
+    // Only the first call of a parallel batch carries Gemini's signature.
+    if (typeof signature === 'string' && signature) part.thoughtSignature = signature;
+    else if (k === 0) part.thoughtSignature = SKIP_THOUGHT_SIGNATURE;
+    parts.push(part);
+  });
+  const legacy = msg.function_call as { name?: unknown; arguments?: unknown } | undefined;
+  if (legacy && typeof legacy.name === 'string') {
+    parts.push({ functionCall: { name: legacy.name, args: parseArgs(legacy.arguments) }, thoughtSignature: SKIP_THOUGHT_SIGNATURE });
+  }
+  return parts;
+}
+
+/** Gemini wants `args` as an object; unparseable history becomes `{}` rather than failing the turn. */
+function parseArgs(text: unknown): Record<string, unknown> {
+  if (typeof text !== 'string' || text.trim() === '') return {};
+  try {
+    const v: unknown = JSON.parse(text);
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
+  } catch {
+    return {};
+  }
+}
+
+/** `response` must be a JSON object: a parsed object as is, anything else wrapped in `{content}`. */
+function toolResponse(content: ChatMessage['content']): Record<string, unknown> {
+  const text = textsOf(content).join('');
+  try {
+    const v: unknown = JSON.parse(text);
+    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
+    return { content: v };
+  } catch {
+    return { content: text };
+  }
+}
+
+function functionDeclarations(req: ChatRequest): GeminiFunctionDeclaration[] {
+  if (!Array.isArray(req.tools)) return [];
+  const out: GeminiFunctionDeclaration[] = [];
+  req.tools.forEach((tool, i) => {
+    if (tool.type !== 'function' || typeof tool.function?.name !== 'string') {
+      throw invalidRequest(`tool type "${String(tool.type)}" is not supported by Gemini`, `tools[${i}]`);
+    }
+    const decl: GeminiFunctionDeclaration = { name: tool.function.name };
+    if (tool.function.description) decl.description = tool.function.description;
+    const parameters = toGeminiParameters(tool.function.parameters);
+    if (parameters) decl.parameters = parameters;
+    out.push(decl);
+  });
+  return out;
+}
+
+function functionCallingConfig(choice: ToolChoice | undefined) {
+  if (choice === undefined) return undefined;
+  if (choice === 'none') return { mode: 'NONE' as const };
+  if (choice === 'auto') return { mode: 'AUTO' as const };
+  if (choice === 'required') return { mode: 'ANY' as const };
+  if (typeof choice === 'object' && typeof choice.function?.name === 'string') {
+    return { mode: 'ANY' as const, allowedFunctionNames: [choice.function.name] };
+  }
+  return undefined;
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+function toGenerationConfig(req: ChatRequest): GeminiGenerationConfig | undefined {
+  const g: GeminiGenerationConfig = {};
+  const temperature = num(req.temperature);
+  if (temperature !== undefined) g.temperature = temperature;
+  const topP = num(req.top_p);
+  if (topP !== undefined) g.topP = topP;
+  const maxTokens = num(req.max_completion_tokens) ?? num(req.max_tokens);
+  if (maxTokens !== undefined) g.maxOutputTokens = maxTokens;
+  if (typeof req.stop === 'string') g.stopSequences = [req.stop];
+  else if (Array.isArray(req.stop) && req.stop.length > 0) g.stopSequences = req.stop.filter((s) => typeof s === 'string');
+  const n = num(req.n);
+  if (n !== undefined) g.candidateCount = n;
+  const seed = num(req.seed);
+  if (seed !== undefined) g.seed = seed;
+  const presence = num(req.presence_penalty);
+  if (presence !== undefined) g.presencePenalty = presence;
+  const frequency = num(req.frequency_penalty);
+  if (frequency !== undefined) g.frequencyPenalty = frequency;
+
+  const format = req.response_format;
+  if (format?.type === 'json_object' || format?.type === 'json_schema') {
+    g.responseMimeType = 'application/json';
+    const schema = format.type === 'json_schema' ? toGeminiSchema(format.json_schema?.schema) : undefined;
+    if (schema) g.responseSchema = schema;
+  }
+  return Object.keys(g).length > 0 ? g : undefined;
+}

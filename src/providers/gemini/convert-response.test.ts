@@ -1,0 +1,133 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { toChatCompletion } from './convert-response.js';
+import { mapFinishReason } from './map-finish-reason.js';
+import type { GenerateContentResponse } from './wire.js';
+
+const fixture = (name: string): GenerateContentResponse =>
+  JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8')) as GenerateContentResponse;
+const ctx = { model: 'gemini-asked', requestId: 'req-1', created: 1_700_000_000 };
+
+describe('toChatCompletion (fixtures in Gemini wire format)', () => {
+  it('text: content, stop, model from modelVersion, thinking tokens billed as completion', () => {
+    expect(toChatCompletion(fixture('response-text.json'), ctx)).toEqual({
+      id: 'chatcmpl-8yZraK2nA5WdnvgPmKnWkAc',
+      object: 'chat.completion',
+      created: 1_700_000_000,
+      model: 'gemini-2.5-flash',
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content:
+              'The sky looks blue because air molecules scatter short (blue) wavelengths of sunlight far more than long (red) ones.',
+          },
+          finish_reason: 'stop',
+          logprobs: null,
+        },
+      ],
+      usage: {
+        prompt_tokens: 9,
+        completion_tokens: 402,
+        total_tokens: 411,
+        completion_tokens_details: { reasoning_tokens: 378 },
+      },
+    });
+  });
+
+  it('function calls: tool_calls with deterministic ids, JSON arguments, signature kept, finish tool_calls', () => {
+    const out = toChatCompletion(fixture('response-function-call.json'), ctx);
+    expect(out.choices).toEqual([
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'call_0',
+              type: 'function',
+              function: { name: 'get_current_temperature', arguments: '{"location":"Paris"}' },
+              extra_content: { google: { thought_signature: 'CiQB0e2Kb7Tq3xQm1A4pGzM2kqXn8u8n5YdYp0x2k9QJ7Lw=' } },
+            },
+            { id: 'call_1', type: 'function', function: { name: 'get_current_temperature', arguments: '{"location":"London"}' } },
+          ],
+        },
+        finish_reason: 'tool_calls',
+        logprobs: null,
+      },
+    ]);
+    expect(out.usage).toEqual({
+      prompt_tokens: 74,
+      completion_tokens: 86,
+      total_tokens: 160,
+      prompt_tokens_details: { cached_tokens: 32 },
+      completion_tokens_details: { reasoning_tokens: 50 },
+    });
+  });
+
+  it('a blocked prompt (no candidates) still yields one choice: empty, content_filter', () => {
+    const out = toChatCompletion(fixture('response-prompt-blocked.json'), ctx);
+    expect(out.choices).toEqual([{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'content_filter', logprobs: null }]);
+    expect(out.usage).toEqual({ prompt_tokens: 15, completion_tokens: 0, total_tokens: 15 });
+    expect(out.model).toBe('gemini-2.0-flash');
+  });
+
+  it('a candidate blocked for safety has no content at all', () => {
+    const out = toChatCompletion(fixture('response-candidate-safety.json'), ctx);
+    expect(out.choices[0]).toMatchObject({ message: { role: 'assistant', content: '' }, finish_reason: 'content_filter' });
+  });
+
+  it('tolerates missing fields everywhere', () => {
+    const bare = toChatCompletion({}, ctx);
+    expect(bare).toEqual({
+      id: 'chatcmpl-req-1',
+      object: 'chat.completion',
+      created: 1_700_000_000,
+      model: 'gemini-asked',
+      choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'stop', logprobs: null }],
+    });
+    const odd = {
+      candidates: [null, {}, { content: {} }, { content: { parts: [null, 7, { text: 'ok' }, { functionCall: { args: {} } }] } }],
+      usageMetadata: { promptTokenCount: 'x' },
+    } as unknown as GenerateContentResponse;
+    const out = toChatCompletion(odd, ctx);
+    expect(out.choices.map((c) => c.message.content)).toEqual(['', '', 'ok']);
+    expect(out.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+  });
+
+  it('maps several candidates to choices and leaves thought summaries out of content', () => {
+    const out = toChatCompletion(
+      {
+        candidates: [
+          { index: 0, content: { parts: [{ text: 'thinking…', thought: true }, { text: 'A' }] }, finishReason: 'STOP' },
+          { index: 1, content: { parts: [{ text: 'B' }] }, finishReason: 'MAX_TOKENS' },
+        ],
+      },
+      ctx,
+    );
+    expect(out.choices.map((c) => [c.index, c.message.content, c.finish_reason])).toEqual([
+      [0, 'A', 'stop'],
+      [1, 'B', 'length'],
+    ]);
+  });
+});
+
+describe('mapFinishReason', () => {
+  it.each([
+    ['STOP', false, 'stop'],
+    ['STOP', true, 'tool_calls'],
+    ['MAX_TOKENS', true, 'length'],
+    ['SAFETY', false, 'content_filter'],
+    ['RECITATION', false, 'content_filter'],
+    ['BLOCKLIST', false, 'content_filter'],
+    ['PROHIBITED_CONTENT', false, 'content_filter'],
+    ['SPII', false, 'content_filter'],
+    ['OTHER', false, 'stop'],
+    ['MALFORMED_FUNCTION_CALL', false, 'stop'],
+    [undefined, false, 'stop'],
+  ] as const)('%s (tool calls: %s) → %s', (reason, tools, expected) => {
+    expect(mapFinishReason(reason, tools)).toBe(expected);
+  });
+});

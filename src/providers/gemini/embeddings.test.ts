@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import type { EmbeddingsRequest } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import { embeddingTexts, estimateTokens, fromBatchEmbedResponse, toBatchEmbedRequest } from './embeddings.js';
+
+describe('gemini embeddings conversion', () => {
+  it('accepts a string or a list of strings, refuses token arrays and empty input as invalid_request', () => {
+    expect(embeddingTexts({ model: 'm', input: 'one' })).toEqual(['one']);
+    expect(embeddingTexts({ model: 'm', input: ['a', 'b'] })).toEqual(['a', 'b']);
+    for (const input of [[1, 2, 3], [[1, 2]], []] as EmbeddingsRequest['input'][]) {
+      let err: unknown;
+      try {
+        embeddingTexts({ model: 'm', input });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(UpstreamError);
+      expect(err).toMatchObject({ category: 'invalid_request', param: 'input' });
+    }
+  });
+
+  it('builds batchEmbedContents with models/NAME in every request and outputDimensionality', () => {
+    expect(toBatchEmbedRequest(['a', 'b'], 'text-embedding-004', 64)).toEqual({
+      requests: [
+        { model: 'models/text-embedding-004', content: { parts: [{ text: 'a' }] }, outputDimensionality: 64 },
+        { model: 'models/text-embedding-004', content: { parts: [{ text: 'b' }] }, outputDimensionality: 64 },
+      ],
+    });
+    expect(toBatchEmbedRequest(['a'], 'models/gemini-embedding-001').requests[0]).toEqual({
+      model: 'models/gemini-embedding-001',
+      content: { parts: [{ text: 'a' }] },
+    });
+  });
+
+  it('returns the OpenAI list with estimated usage, floats or base64 float32', () => {
+    const body = { embeddings: [{ values: [0.5, -1] }, { values: [0.25, 2] }] };
+    const out = fromBatchEmbedResponse(body, ['abcd', 'efghij'], 'text-embedding-004', undefined);
+    expect(out).toEqual({
+      object: 'list',
+      data: [
+        { object: 'embedding', index: 0, embedding: [0.5, -1] },
+        { object: 'embedding', index: 1, embedding: [0.25, 2] },
+      ],
+      model: 'text-embedding-004',
+      usage: { prompt_tokens: 3, total_tokens: 3 },
+    });
+    const b64 = fromBatchEmbedResponse(body, ['a', 'b'], 'm', 'base64').data[0]!.embedding as string;
+    const buf = Buffer.from(b64, 'base64');
+    expect([buf.readFloatLE(0), buf.readFloatLE(4)]).toEqual([0.5, -1]);
+    expect(fromBatchEmbedResponse({ ...body, usageMetadata: { promptTokenCount: 11 } }, ['a', 'b'], 'm', 'float').usage.prompt_tokens).toBe(11);
+    expect(estimateTokens(['12345'])).toBe(2);
+  });
+
+  it('a count mismatch is the upstream’s fault (server)', () => {
+    expect(() => fromBatchEmbedResponse({}, ['a'], 'm', undefined)).toThrow(UpstreamError);
+  });
+});

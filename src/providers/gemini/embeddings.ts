@@ -1,0 +1,63 @@
+/**
+ * OpenAI embeddings ↔ Gemini `batchEmbedContents`. One batch call serves both
+ * a single string and a list, so there is one code path. Gemini reports no
+ * token usage for embeddings, so usage is estimated (≈4 characters a token)
+ * when the body carries none: the gateway needs a number for limits and cost.
+ */
+import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import { invalidRequest } from './errors.js';
+import type { BatchEmbedContentsRequest, BatchEmbedContentsResponse } from './wire.js';
+
+/** The texts of an embeddings request; token arrays have no Gemini equivalent. */
+export function embeddingTexts(req: EmbeddingsRequest): string[] {
+  const input = req.input;
+  if (typeof input === 'string') return [input];
+  if (Array.isArray(input) && input.length > 0 && input.every((x) => typeof x === 'string')) return input as string[];
+  if (Array.isArray(input) && input.length === 0) throw invalidRequest('input must not be empty', 'input');
+  throw invalidRequest('Gemini embeddings take text input only, not token arrays', 'input');
+}
+
+/** `model` is the bare model name; Gemini wants `models/NAME` inside each request. */
+export function toBatchEmbedRequest(texts: string[], model: string, dimensions?: number): BatchEmbedContentsRequest {
+  const name = model.includes('/') ? model : `models/${model}`;
+  return {
+    requests: texts.map((text) => {
+      const r: BatchEmbedContentsRequest['requests'][number] = { model: name, content: { parts: [{ text }] } };
+      if (typeof dimensions === 'number') r.outputDimensionality = dimensions;
+      return r;
+    }),
+  };
+}
+
+export function estimateTokens(texts: string[]): number {
+  let chars = 0;
+  for (const t of texts) chars += t.length;
+  return Math.ceil(chars / 4);
+}
+
+/** OpenAI's base64 format: little-endian float32 bytes. */
+function toBase64(values: number[]): string {
+  const buf = Buffer.alloc(values.length * 4);
+  for (let i = 0; i < values.length; i++) buf.writeFloatLE(values[i]!, i * 4);
+  return buf.toString('base64');
+}
+
+export function fromBatchEmbedResponse(
+  body: BatchEmbedContentsResponse,
+  texts: string[],
+  model: string,
+  encoding: EmbeddingsRequest['encoding_format'],
+): EmbeddingsResponse {
+  const list = Array.isArray(body.embeddings) ? body.embeddings : [];
+  if (list.length !== texts.length) {
+    throw new UpstreamError({ category: 'server', message: `upstream returned ${list.length} embeddings for ${texts.length} inputs` });
+  }
+  const data: Embedding[] = list.map((e, index) => {
+    const values = Array.isArray(e?.values) ? e.values : [];
+    return { object: 'embedding', index, embedding: encoding === 'base64' ? toBase64(values) : values };
+  });
+  const reported = body.usageMetadata?.promptTokenCount;
+  const tokens = typeof reported === 'number' && reported >= 0 ? reported : estimateTokens(texts);
+  return { object: 'list', data, model, usage: { prompt_tokens: tokens, total_tokens: tokens } };
+}

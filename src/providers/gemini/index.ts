@@ -1,0 +1,127 @@
+/**
+ * `gemini`: Google's Gemini Developer API (generativelanguage), native format.
+ * POST `/v1beta/models/{model}:generateContent`, `:streamGenerateContent?alt=sse`
+ * and `:batchEmbedContents`, the key in `x-goog-api-key` — never in the URL,
+ * where access logs and error messages would keep it.
+ */
+import { HttpUpstream, type UpstreamResponse } from '../http.js';
+import type {
+  AdapterDeps,
+  AttemptContext,
+  ChatResult,
+  ChunkStream,
+  EmbeddingsResult,
+  ProviderAdapter,
+} from '../types.js';
+import type { ProviderConfig } from '../../config/types.js';
+import type { Clock } from '../../core/clock.js';
+import type { ChatRequest, EmbeddingsRequest } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import { toGenerateContentRequest } from './convert-request.js';
+import { toChatCompletion } from './convert-response.js';
+import { embeddingTexts, fromBatchEmbedResponse, toBatchEmbedRequest } from './embeddings.js';
+import { geminiErrorFromResponse } from './errors.js';
+import { GeminiChunkStream } from './stream.js';
+import type { BatchEmbedContentsResponse, GenerateContentResponse } from './wire.js';
+
+export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
+const SSE_ACCEPT = { accept: 'text/event-stream' };
+const decoder = new TextDecoder();
+
+/**
+ * `/models/NAME` with NAME as one encoded path segment: request data (the
+ * model) can only ever name a resource on the configured host, never change
+ * the host, the collection or the `:method` after it. `models/X` and
+ * `tunedModels/X` as written in Google's docs are accepted too.
+ */
+export function modelPath(model: string): string {
+  const m = /^(models|tunedModels)\/(.+)$/.exec(model);
+  return m ? `/${m[1]}/${encodeURIComponent(m[2]!)}` : `/models/${encodeURIComponent(model)}`;
+}
+
+export class GeminiAdapter implements ProviderAdapter {
+  private readonly http: HttpUpstream;
+  private readonly clock: Clock;
+  /** `/v1beta`, unless the configured base URL already names a version. */
+  private readonly prefix: string;
+
+  constructor(
+    readonly provider: ProviderConfig,
+    deps: AdapterDeps,
+  ) {
+    this.http = new HttpUpstream(provider.baseUrl || GEMINI_BASE_URL, {
+      connections: provider.maxConnections,
+      headers: { ...(provider.apiKey ? { 'x-goog-api-key': provider.apiKey } : {}), ...provider.headers },
+      clock: deps.clock,
+    });
+    this.clock = deps.clock;
+    this.prefix = /\/v1(?:alpha|beta)?\d*$/.test(this.http.basePath) ? '' : '/v1beta';
+  }
+
+  async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
+    const body = JSON.stringify(toGenerateContentRequest(req));
+    const res = await this.post(`${this.prefix}${modelPath(ctx.model)}:generateContent`, body, ctx.signal);
+    const parsed = parseObject<GenerateContentResponse>(await this.http.bytes(res, ctx.signal));
+    const response = toChatCompletion(parsed, {
+      model: ctx.model,
+      requestId: ctx.requestId,
+      created: Math.floor(this.clock.now() / 1000),
+    });
+    return { response, headers: res.headers };
+  }
+
+  async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
+    const body = JSON.stringify(toGenerateContentRequest(req));
+    const path = `${this.prefix}${modelPath(ctx.model)}:streamGenerateContent?alt=sse`;
+    const res = await this.post(path, body, ctx.signal, SSE_ACCEPT);
+    return new GeminiChunkStream(res.headers, this.http.text(res, ctx.signal), {
+      model: ctx.model,
+      requestId: ctx.requestId,
+      clock: this.clock,
+    });
+  }
+
+  async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
+    const texts = embeddingTexts(req);
+    const dimensions = typeof req.dimensions === 'number' ? req.dimensions : undefined;
+    const body = JSON.stringify(toBatchEmbedRequest(texts, ctx.model, dimensions));
+    const res = await this.post(`${this.prefix}${modelPath(ctx.model)}:batchEmbedContents`, body, ctx.signal);
+    const parsed = parseObject<BatchEmbedContentsResponse>(await this.http.bytes(res, ctx.signal));
+    return { response: fromBatchEmbedResponse(parsed, texts, ctx.model, req.encoding_format), headers: res.headers };
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+
+  /** POST and require a 2xx; anything else becomes a Gemini-classified UpstreamError. */
+  private async post(path: string, body: string, signal: AbortSignal, headers?: Record<string, string>): Promise<UpstreamResponse> {
+    const res = await this.http.post(path, body, signal, headers);
+    if (res.status >= 200 && res.status < 300) return res;
+    let text: string;
+    try {
+      text = await res.body.text();
+    } catch (err) {
+      throw this.http.transportError(err, signal);
+    }
+    throw geminiErrorFromResponse(res.status, text, res.headers, this.clock.now());
+  }
+}
+
+/** A 2xx body that must be a JSON object; anything else is the upstream's fault. */
+function parseObject<T>(raw: Uint8Array): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(raw));
+  } catch {
+    throw new UpstreamError({ category: 'server', message: 'upstream sent a malformed JSON body' });
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    throw new UpstreamError({ category: 'server', message: 'upstream sent a JSON body that is not an object' });
+  }
+  return value as T;
+}
+
+export function createGeminiAdapter(provider: ProviderConfig, deps: AdapterDeps): ProviderAdapter {
+  return new GeminiAdapter(provider, deps);
+}

@@ -1,0 +1,147 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { ChatCompletionChunk } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import { VirtualClock } from '../../../test/helpers/virtual-clock.js';
+import { GeminiChunkStream } from './stream.js';
+
+const events = (name: string): unknown[] => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8')) as unknown[];
+
+/** Gemini's framing (`data: …\r\n\r\n`), delivered in arbitrary small pieces as a socket would. */
+function sse(list: unknown[]): string {
+  return list.map((e) => `data: ${typeof e === 'string' ? e : JSON.stringify(e)}\r\n\r\n`).join('');
+}
+async function* pieces(text: string, size = 7): AsyncGenerator<string> {
+  for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
+}
+
+function stream(text: string, size?: number): GeminiChunkStream {
+  return new GeminiChunkStream({}, pieces(text, size), { model: 'asked', requestId: 'req-9', clock: new VirtualClock(1_700_000_000_500) });
+}
+
+async function collect(s: GeminiChunkStream): Promise<{ chunks: ChatCompletionChunk[]; error?: unknown }> {
+  const chunks: ChatCompletionChunk[] = [];
+  try {
+    for await (const c of s) chunks.push(c);
+    return { chunks };
+  } catch (error) {
+    return { chunks, error };
+  }
+}
+
+describe('GeminiChunkStream (fixtures in Gemini wire format)', () => {
+  it('text: role first, one delta per event, finish, then a usage-only chunk', async () => {
+    for (const size of [1, 7, 4096]) {
+      const { chunks, error } = await collect(stream(sse(events('stream-text.json')), size));
+      expect(error).toBeUndefined();
+      expect(chunks.map((c) => [c.choices[0]?.delta, c.choices[0]?.finish_reason ?? null])).toEqual([
+        [{ role: 'assistant', content: '' }, null],
+        [{ content: 'The' }, null],
+        [{ content: ' quick brown fox jumps over' }, null],
+        [{ content: ' the lazy dog.\n' }, null],
+        [{}, 'stop'],
+        [undefined, null],
+      ]);
+      const last = chunks.at(-1)!;
+      expect(last.choices).toEqual([]);
+      expect(last.usage).toEqual({ prompt_tokens: 6, completion_tokens: 10, total_tokens: 16 });
+      for (const c of chunks) {
+        expect(c).toMatchObject({ id: 'chatcmpl-1tNraKX3E6CHnvgPnMO34Ag', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'gemini-2.0-flash' });
+      }
+    }
+  });
+
+  it('function call: a complete tool_call delta, finish tool_calls, usage with thinking tokens', async () => {
+    const { chunks, error } = await collect(stream(sse(events('stream-function-call.json'))));
+    expect(error).toBeUndefined();
+    expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([
+      { role: 'assistant', content: '' },
+      { content: 'Let me check the weather for you.' },
+      {
+        tool_calls: [
+          {
+            index: 0,
+            id: 'call_0',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"city":"Boston","unit":"celsius"}' },
+            extra_content: { google: { thought_signature: 'CiIB0e2Kb2mS0hT4X6yQ1n0zQ3c8YkQ2Vd6kq9w1x8a7LTo=' } },
+          },
+        ],
+      },
+      {},
+      undefined,
+    ]);
+    expect(chunks[3]!.choices[0]!.finish_reason).toBe('tool_calls');
+    expect(chunks[4]!.usage).toEqual({ prompt_tokens: 57, completion_tokens: 89, total_tokens: 146, completion_tokens_details: { reasoning_tokens: 62 } });
+  });
+
+  it('a body that ends without a finishReason is a cut: network error after what did arrive', async () => {
+    const { chunks, error } = await collect(stream(sse(events('stream-text.json').slice(0, 2))));
+    expect(chunks.map((c) => c.choices[0]?.delta.content)).toEqual(['', 'The', ' quick brown fox jumps over']);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect((error as UpstreamError).category).toBe('network');
+  });
+
+  it('an empty body is a cut too', async () => {
+    const { chunks, error } = await collect(stream(''));
+    expect(chunks).toEqual([]);
+    expect((error as UpstreamError).category).toBe('network');
+  });
+
+  it('skips and counts malformed events', async () => {
+    const list = events('stream-text.json');
+    const s = stream(sse([list[0], '{not json', '"a string"', list[1], list[2]]));
+    const { chunks, error } = await collect(s);
+    expect(error).toBeUndefined();
+    expect(s.malformed).toBe(2);
+    expect(chunks.filter((c) => c.choices[0]?.delta.content).map((c) => c.choices[0]!.delta.content)).toEqual([
+      'The',
+      ' quick brown fox jumps over',
+      ' the lazy dog.\n',
+    ]);
+  });
+
+  it('an error event mid-stream throws the classified error', async () => {
+    const list = events('stream-text.json');
+    const failure = {
+      error: {
+        code: 429,
+        message: 'Resource has been exhausted (e.g. check quota).',
+        status: 'RESOURCE_EXHAUSTED',
+        details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '12s' }],
+      },
+    };
+    const { chunks, error } = await collect(stream(sse([list[0], failure])));
+    expect(chunks).toHaveLength(2);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject({ category: 'rate_limited', retryAfterMs: 12_000, providerCode: 'RESOURCE_EXHAUSTED' });
+  });
+
+  it('a blocked prompt ends normally with an empty content_filter choice', async () => {
+    const blocked = { promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 8, totalTokenCount: 8 } };
+    const { chunks, error } = await collect(stream(sse([blocked])));
+    expect(error).toBeUndefined();
+    expect(chunks.map((c) => [c.choices[0]?.delta, c.choices[0]?.finish_reason])).toEqual([
+      [{ role: 'assistant', content: '' }, null],
+      [{}, 'content_filter'],
+      [undefined, undefined],
+    ]);
+    expect(chunks[2]!.usage).toEqual({ prompt_tokens: 8, completion_tokens: 0, total_tokens: 8 });
+    expect(chunks[0]!.model).toBe('asked');
+    expect(chunks[0]!.id).toBe('chatcmpl-req-9');
+  });
+
+  it('with several candidates, finishes only when every one has', async () => {
+    const frame = (index: number, text: string, finishReason?: string) => ({
+      candidates: [{ index, content: { role: 'model', parts: [{ text }] }, ...(finishReason ? { finishReason } : {}) }],
+    });
+    const open = await collect(stream(sse([frame(0, 'a'), frame(1, 'b'), frame(0, '!', 'STOP')])));
+    expect((open.error as UpstreamError).category).toBe('network');
+    const done = await collect(stream(sse([frame(0, 'a'), frame(1, 'b'), frame(0, '!', 'STOP'), frame(1, '?', 'MAX_TOKENS')])));
+    expect(done.error).toBeUndefined();
+    expect(done.chunks.filter((c) => c.choices[0]?.finish_reason).map((c) => [c.choices[0]!.index, c.choices[0]!.finish_reason])).toEqual([
+      [0, 'stop'],
+      [1, 'length'],
+    ]);
+  });
+});

@@ -1,0 +1,142 @@
+/**
+ * Gemini `streamGenerateContent?alt=sse` → ChatCompletionChunk iteration.
+ *
+ * Each SSE event is a whole GenerateContentResponse fragment: new text parts,
+ * complete functionCall parts, a `finishReason` on the last one, and
+ * cumulative `usageMetadata`. Per candidate this yields a role chunk first,
+ * then text deltas, function calls as complete tool_call deltas, and a finish
+ * chunk; after the body ends, one usage-only chunk from the last
+ * usageMetadata. The stream counts as finished only when every candidate seen
+ * got a finishReason (or the prompt was blocked); a body that just stops is a
+ * cut and throws `network`, so the executor can resume or fail over.
+ */
+import { SseParser } from '../sse.js';
+import type { ChunkStream, UpstreamHeaders } from '../types.js';
+import type { ChatCompletionChunk, ChunkChoice, FinishReason, ToolCallDelta } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import { completionId, partsOf, textOf, toolCallOf, toUsage } from './convert-response.js';
+import { geminiStreamError } from './errors.js';
+import { mapFinishReason } from './map-finish-reason.js';
+import type { Clock } from '../../core/clock.js';
+import type { GeminiUsageMetadata, GenerateContentResponse } from './wire.js';
+
+interface CandidateState {
+  toolCalls: number;
+  finished: boolean;
+}
+
+export interface GeminiStreamContext {
+  model: string;
+  requestId: string;
+  clock: Clock;
+}
+
+export class GeminiChunkStream implements ChunkStream {
+  malformed = 0;
+
+  constructor(
+    readonly headers: UpstreamHeaders,
+    private readonly pieces: AsyncIterable<string>,
+    private readonly ctx: GeminiStreamContext,
+  ) {}
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<ChatCompletionChunk> {
+    const parser = new SseParser();
+    const events = parser.events;
+    const candidates = new Map<number, CandidateState>();
+    let id: string | undefined;
+    let model = this.ctx.model;
+    const created = Math.floor(this.ctx.clock.now() / 1000);
+    let usage: GeminiUsageMetadata | undefined;
+    let blocked = false;
+    let callNo = 0;
+
+    const chunk = (choices: ChunkChoice[]): ChatCompletionChunk => ({
+      id: id!,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices,
+    });
+    const choice = (index: number, delta: ChunkChoice['delta'], finish: FinishReason | null = null): ChunkChoice => ({
+      index,
+      delta,
+      finish_reason: finish,
+    });
+
+    /** Chunks for one upstream event, in order. */
+    const convert = (res: GenerateContentResponse): ChatCompletionChunk[] => {
+      const out: ChatCompletionChunk[] = [];
+      if (id === undefined) {
+        id = completionId(res, this.ctx.requestId);
+        if (typeof res.modelVersion === 'string' && res.modelVersion) model = res.modelVersion;
+      }
+      if (res.usageMetadata && typeof res.usageMetadata === 'object') usage = res.usageMetadata;
+      const list = Array.isArray(res.candidates) ? res.candidates : [];
+      list.forEach((c, pos) => {
+        if (!c || typeof c !== 'object') return;
+        const index = typeof c.index === 'number' ? c.index : pos;
+        let state = candidates.get(index);
+        if (!state) {
+          state = { toolCalls: 0, finished: false };
+          candidates.set(index, state);
+          out.push(chunk([choice(index, { role: 'assistant', content: '' })]));
+        }
+        const parts = partsOf(c);
+        const text = textOf(parts);
+        if (text) out.push(chunk([choice(index, { content: text })]));
+        const calls: ToolCallDelta[] = [];
+        for (const p of parts) {
+          const call = toolCallOf(p, `call_${callNo}`);
+          if (!call) continue;
+          callNo++;
+          calls.push({ index: state.toolCalls++, ...call });
+        }
+        if (calls.length > 0) out.push(chunk([choice(index, { tool_calls: calls })]));
+        if (typeof c.finishReason === 'string' && c.finishReason && !state.finished) {
+          state.finished = true;
+          out.push(chunk([choice(index, {}, mapFinishReason(c.finishReason, state.toolCalls > 0))]));
+        }
+      });
+      // A blocked prompt arrives as one event with promptFeedback and no candidates.
+      if (list.length === 0 && res.promptFeedback?.blockReason && candidates.size === 0 && !blocked) {
+        blocked = true;
+        out.push(chunk([choice(0, { role: 'assistant', content: '' })]));
+        out.push(chunk([choice(0, {}, 'content_filter')]));
+      }
+      return out;
+    };
+
+    const handle = (data: string): ChatCompletionChunk[] => {
+      let value: unknown;
+      try {
+        value = JSON.parse(data);
+      } catch {
+        this.malformed++;
+        return [];
+      }
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+        this.malformed++;
+        return [];
+      }
+      if ('error' in value) {
+        const err = geminiStreamError(data, this.ctx.clock.now());
+        if (err) throw err;
+      }
+      return convert(value as GenerateContentResponse);
+    };
+
+    for await (const text of this.pieces) {
+      parser.push(text);
+      for (let i = 0; i < events.length; i++) yield* handle(events[i]!.data);
+      events.length = 0;
+    }
+    parser.end();
+    for (const ev of events) yield* handle(ev.data);
+
+    const finished = blocked || (candidates.size > 0 && [...candidates.values()].every((s) => s.finished));
+    if (!finished) throw new UpstreamError({ category: 'network', message: 'upstream stream ended before completion' });
+    const u = toUsage(usage);
+    if (u) yield { ...chunk([]), usage: u };
+  }
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { toGeminiParameters, toGeminiSchema } from './to-gemini-schema.js';
+
+describe('toGeminiSchema', () => {
+  it('inlines a recursive $ref once, then stops with a bare object', () => {
+    const tree = {
+      $defs: { Node: { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/Node' } } } } },
+      $ref: '#/$defs/Node',
+    };
+    expect(toGeminiSchema(tree)).toEqual({
+      type: 'object',
+      properties: { name: { type: 'string' }, children: { type: 'array', items: { type: 'object' } } },
+    });
+  });
+
+  it('rewrites oneOf, single allOf, examples, definitions refs and drops unsupported formats', () => {
+    expect(
+      toGeminiSchema({
+        definitions: { Id: { type: 'integer', format: 'int64', multipleOf: 2 } },
+        type: 'object',
+        properties: {
+          id: { allOf: [{ $ref: '#/definitions/Id' }], description: 'the id' },
+          choice: { oneOf: [{ type: 'string', format: 'uri' }, { type: 'number', format: 'double' }] },
+          when: { type: 'string', format: 'date', examples: ['2025-01-01'] },
+          anything: true,
+        },
+        patternProperties: { '^x-': { type: 'string' } },
+      }),
+    ).toEqual({
+      type: 'object',
+      properties: {
+        id: { type: 'integer', format: 'int64', description: 'the id' },
+        choice: { anyOf: [{ type: 'string' }, { type: 'number', format: 'double' }] },
+        when: { type: 'string', example: '2025-01-01' },
+        anything: {},
+      },
+    });
+  });
+
+  it('keeps only string enums', () => {
+    expect(toGeminiSchema({ type: 'integer', enum: [1, 2] })).toEqual({ type: 'integer' });
+    expect(toGeminiSchema({ enum: ['a', null] })).toEqual({ type: 'string', enum: ['a'], nullable: true });
+  });
+
+  it('survives hostile depth without blowing the stack', () => {
+    let s: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 10_000; i++) s = { type: 'array', items: s };
+    expect(() => toGeminiSchema(s)).not.toThrow();
+  });
+});
+
+describe('toGeminiParameters', () => {
+  it('omits parameters for a function without arguments (Gemini rejects an empty OBJECT)', () => {
+    expect(toGeminiParameters({ type: 'object', properties: {} })).toBeUndefined();
+    expect(toGeminiParameters({ type: 'object' })).toBeUndefined();
+    expect(toGeminiParameters(undefined)).toBeUndefined();
+    expect(toGeminiParameters({ type: 'object', properties: { a: { type: 'string' } } })).toEqual({ type: 'object', properties: { a: { type: 'string' } } });
+  });
+});

@@ -1,0 +1,38 @@
+/**
+ * OpenAI embeddings ⇄ Ollama `/api/embed`. Ollama embeds texts only. Floats
+ * are encoded to base64 here when asked (the openai SDK asks by default), as
+ * OpenAI does: little-endian float32 bytes.
+ */
+import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import type { OllamaEmbedRequest, OllamaEmbedResponse } from './wire.js';
+
+export function toOllamaEmbed(req: EmbeddingsRequest, model: string): OllamaEmbedRequest {
+  const input = req.input;
+  if (typeof input !== 'string' && !(Array.isArray(input) && input.every((x) => typeof x === 'string'))) {
+    throw new UpstreamError({ category: 'invalid_request', message: 'ollama embeddings take text input only, not token ids' });
+  }
+  const out: OllamaEmbedRequest = { model, input: input as string | string[] };
+  if (req.dimensions != null) out.dimensions = req.dimensions;
+  return out;
+}
+
+export function fromOllamaEmbed(value: unknown, model: string, encoding: EmbeddingsRequest['encoding_format']): EmbeddingsResponse {
+  const vectors = (value as OllamaEmbedResponse | null)?.embeddings;
+  if (!Array.isArray(vectors)) {
+    throw new UpstreamError({ category: 'server', message: 'ollama sent an embed response without embeddings' });
+  }
+  const prompt = (value as OllamaEmbedResponse).prompt_eval_count ?? 0;
+  const data: Embedding[] = vectors.map((v, index) => ({
+    object: 'embedding',
+    index,
+    embedding: encoding === 'base64' ? float32Base64(v) : v,
+  }));
+  return { object: 'list', data, model, usage: { prompt_tokens: prompt, total_tokens: prompt } };
+}
+
+function float32Base64(v: number[]): string {
+  const buf = Buffer.allocUnsafe(v.length * 4);
+  for (let i = 0; i < v.length; i++) buf.writeFloatLE(v[i]!, i * 4);
+  return buf.toString('base64');
+}

@@ -1,0 +1,20 @@
+/**
+ * Where the generic classifier misreads Ollama. Its 503 means one thing only,
+ * "server busy, please try again. maximum pending requests exceeded": a full
+ * queue, i.e. `overloaded`, not a failing server. (Its 404 "model not found,
+ * try pulling it first" is already `invalid_request`.)
+ */
+import { UpstreamError } from '../../resilience/upstream-error.js';
+
+export function fixOllamaError(err: Error): Error {
+  if (!(err instanceof UpstreamError) || err.status !== 503 || err.category === 'overloaded') return err;
+  return new UpstreamError({
+    category: 'overloaded',
+    message: err.message,
+    status: err.status,
+    providerCode: err.providerCode,
+    retryAfterMs: err.retryAfterMs,
+    headers: err.headers,
+    param: err.param,
+  });
+}

@@ -1,0 +1,107 @@
+/**
+ * `ollama`: Ollama's native API (`/api/chat`, `/api/embed`), translated to and
+ * from the OpenAI shapes. (Ollama's `/v1` OpenAI-compatible API can instead be
+ * configured as an `openai` provider.) An `apiKey`, when set, goes as a Bearer
+ * token for hosted Ollama or an authenticating proxy.
+ */
+import { HttpUpstream, type UpstreamResponse } from '../http.js';
+import type {
+  AdapterDeps,
+  AttemptContext,
+  ChatResult,
+  ChunkStream,
+  EmbeddingsResult,
+  ProviderAdapter,
+} from '../types.js';
+import type { ProviderConfig } from '../../config/types.js';
+import type { ChatRequest, EmbeddingsRequest } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import { toOllamaRequest } from './request.js';
+import { fromOllamaResponse } from './response.js';
+import { OllamaChunkStream } from './stream.js';
+import { fromOllamaEmbed, toOllamaEmbed } from './embeddings.js';
+import { fixOllamaError } from './errors.js';
+
+const NDJSON_ACCEPT = { accept: 'application/x-ndjson' };
+const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+const decoder = new TextDecoder();
+
+export class OllamaAdapter implements ProviderAdapter {
+  private readonly http: HttpUpstream;
+  /** Ollama's tool calls may come without ids; OpenAI clients need one to answer them. */
+  private readonly newToolId: () => string;
+
+  constructor(
+    readonly provider: ProviderConfig,
+    private readonly deps: AdapterDeps,
+  ) {
+    const auth: Record<string, string> = provider.apiKey ? { authorization: `Bearer ${provider.apiKey}` } : {};
+    this.http = new HttpUpstream(provider.baseUrl, {
+      connections: provider.maxConnections,
+      headers: { ...auth, ...provider.headers },
+      clock: deps.clock,
+    });
+    const random = deps.random;
+    this.newToolId = () => {
+      let id = 'call_';
+      for (let i = 0; i < 24; i++) id += ID_ALPHABET[Math.floor(random() * ID_ALPHABET.length)];
+      return id;
+    };
+  }
+
+  async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
+    const body = JSON.stringify(toOllamaRequest(req, ctx.model, false));
+    const res = await this.post('/api/chat', body, ctx.signal);
+    const value = parseBody(await this.http.bytes(res, ctx.signal));
+    return {
+      response: fromOllamaResponse(value, ctx.model, this.created(), `chatcmpl-${ctx.requestId}`, this.newToolId),
+      headers: res.headers,
+    };
+  }
+
+  async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
+    const body = JSON.stringify(toOllamaRequest(req, ctx.model, true));
+    const res = await this.post('/api/chat', body, ctx.signal, NDJSON_ACCEPT);
+    return new OllamaChunkStream(
+      res.headers,
+      this.http.text(res, ctx.signal),
+      ctx.model,
+      this.created(),
+      `chatcmpl-${ctx.requestId}`,
+      this.newToolId,
+    );
+  }
+
+  async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
+    const body = JSON.stringify(toOllamaEmbed(req, ctx.model));
+    const res = await this.post('/api/embed', body, ctx.signal);
+    const value = parseBody(await this.http.bytes(res, ctx.signal));
+    return { response: fromOllamaEmbed(value, ctx.model, req.encoding_format), headers: res.headers };
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+
+  private async post(path: string, body: string, signal: AbortSignal, headers?: Record<string, string>): Promise<UpstreamResponse> {
+    const res = await this.http.post(path, body, signal, headers);
+    if (res.status >= 200 && res.status < 300) return res;
+    throw fixOllamaError(await this.http.errorOf(res, signal));
+  }
+
+  private created(): number {
+    return Math.floor(this.deps.clock.now() / 1000);
+  }
+}
+
+function parseBody(raw: Uint8Array): unknown {
+  try {
+    return JSON.parse(decoder.decode(raw));
+  } catch {
+    throw new UpstreamError({ category: 'server', message: 'ollama sent a malformed JSON body' });
+  }
+}
+
+export function createOllamaAdapter(provider: ProviderConfig, deps: AdapterDeps): ProviderAdapter {
+  return new OllamaAdapter(provider, deps);
+}

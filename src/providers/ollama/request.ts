@@ -1,0 +1,137 @@
+/**
+ * OpenAI chat request → Ollama `/api/chat` body. Pure; throws an
+ * `invalid_request` UpstreamError for what Ollama cannot take (image URLs:
+ * Ollama wants the bytes, and the gateway does not fetch on a client's behalf).
+ */
+import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import type { OllamaChatRequest, OllamaMessage, OllamaOptions, OllamaTool, OllamaToolCall } from './wire.js';
+
+export function toOllamaRequest(req: ChatRequest, model: string, stream: boolean): OllamaChatRequest {
+  // Ollama tool results name their tool; OpenAI's carry only the call id.
+  const toolNames = new Map<string, string>();
+  const messages = req.messages.map((m) => toOllamaMessage(m, toolNames));
+  const out: OllamaChatRequest = { model, messages, stream };
+
+  const choice = req.tool_choice;
+  // Ollama has no tool_choice: "none" is honoured by not offering tools, a named
+  // tool by offering only that one; "required" cannot be enforced.
+  if (req.tools && req.tools.length > 0 && choice !== 'none') {
+    let tools = req.tools;
+    if (typeof choice === 'object' && choice !== null) {
+      const name = choice.function.name;
+      tools = tools.filter((t) => t.function.name === name);
+      if (tools.length === 0) throw invalid(`tool_choice names "${name}", which is not in tools`);
+    }
+    out.tools = tools.map(toOllamaTool);
+  }
+
+  const format = toOllamaFormat(req.response_format);
+  if (format !== undefined) out.format = format;
+
+  const options = toOllamaOptions(req);
+  if (options) out.options = options;
+  return out;
+}
+
+function toOllamaOptions(req: ChatRequest): OllamaOptions | undefined {
+  const o: OllamaOptions = {};
+  if (req.temperature != null) o.temperature = req.temperature;
+  if (req.top_p != null) o.top_p = req.top_p;
+  const maxTokens = req.max_completion_tokens ?? req.max_tokens;
+  if (maxTokens != null) o.num_predict = maxTokens;
+  if (req.stop != null) o.stop = typeof req.stop === 'string' ? [req.stop] : req.stop;
+  if (req.seed != null) o.seed = req.seed;
+  if (req.presence_penalty != null) o.presence_penalty = req.presence_penalty;
+  if (req.frequency_penalty != null) o.frequency_penalty = req.frequency_penalty;
+  return Object.keys(o).length > 0 ? o : undefined;
+}
+
+function toOllamaMessage(m: ChatMessage, toolNames: Map<string, string>): OllamaMessage {
+  switch (m.role) {
+    case 'system':
+    case 'developer':
+      return { role: 'system', content: textOf(m.content) };
+    case 'user': {
+      if (typeof m.content === 'string') return { role: 'user', content: m.content };
+      let content = '';
+      let images: string[] | undefined;
+      for (const p of m.content ?? []) {
+        if (p.type === 'text') content += (p as { text: string }).text;
+        else if (p.type === 'image_url') (images ??= []).push(base64Image((p as { image_url: { url: string } }).image_url.url));
+        else throw invalid(`ollama does not support "${p.type}" content parts`);
+      }
+      return images ? { role: 'user', content, images } : { role: 'user', content };
+    }
+    case 'assistant': {
+      const msg: OllamaMessage = { role: 'assistant', content: textOf(m.content) };
+      if (m.tool_calls && m.tool_calls.length > 0) {
+        msg.tool_calls = m.tool_calls.map((c, index): OllamaToolCall => {
+          toolNames.set(c.id, c.function.name);
+          return { id: c.id, function: { index, name: c.function.name, arguments: parseArguments(c.function.arguments) } };
+        });
+      }
+      return msg;
+    }
+    case 'tool':
+    case 'function': {
+      const id = m.tool_call_id ?? '';
+      const name = m.role === 'function' ? m.name : toolNames.get(id) ?? m.name;
+      const msg: OllamaMessage = { role: 'tool', content: textOf(m.content) };
+      if (name) msg.tool_name = name;
+      if (id) msg.tool_call_id = id;
+      return msg;
+    }
+    default:
+      throw invalid(`ollama does not support messages with role "${String(m.role)}"`);
+  }
+}
+
+/** `data:image/png;base64,AAAA` → `AAAA`. Anything else cannot reach Ollama. */
+export function base64Image(url: string): string {
+  if (url.startsWith('data:')) {
+    const comma = url.indexOf(',');
+    if (comma !== -1 && url.slice(0, comma).endsWith(';base64')) return url.slice(comma + 1);
+    throw invalid('ollama needs images as base64 data URLs (data:image/...;base64,...)');
+  }
+  throw invalid('ollama does not fetch image URLs: send the image inline as a base64 data URL (data:image/...;base64,...)');
+}
+
+function parseArguments(args: string): Record<string, unknown> {
+  if (args.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(args);
+  } catch {
+    throw invalid('ollama needs tool-call arguments that are a JSON object; got invalid JSON');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw invalid('ollama needs tool-call arguments that are a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+function textOf(content: string | ContentPart[] | null | undefined): string {
+  if (typeof content === 'string') return content;
+  if (!content) return '';
+  let text = '';
+  for (const p of content) if (p.type === 'text') text += (p as { text: string }).text;
+  return text;
+}
+
+function toOllamaTool(t: FunctionTool): OllamaTool {
+  const fn: OllamaTool['function'] = { name: t.function.name };
+  if (t.function.description) fn.description = t.function.description;
+  if (t.function.parameters) fn.parameters = t.function.parameters;
+  return { type: 'function', function: fn };
+}
+
+function toOllamaFormat(f: ResponseFormat | undefined): OllamaChatRequest['format'] {
+  if (!f || f.type === 'text') return undefined;
+  if (f.type === 'json_schema' && f.json_schema?.schema) return f.json_schema.schema;
+  return 'json';
+}
+
+function invalid(message: string): UpstreamError {
+  return new UpstreamError({ category: 'invalid_request', message });
+}

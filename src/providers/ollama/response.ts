@@ -1,0 +1,74 @@
+/**
+ * Ollama `/api/chat` answer → OpenAI chat completion, plus the mappings the
+ * stream shares. Ollama reports `done_reason: "stop"` even when the model
+ * called tools, so tool calls decide the finish reason. Pure.
+ */
+import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import type { OllamaChatResponse } from './wire.js';
+
+export function mapOllamaDoneReason(reason: unknown): FinishReason {
+  return reason === 'length' ? 'length' : 'stop';
+}
+
+export function ollamaUsage(r: OllamaChatResponse): Usage | undefined {
+  const prompt = num(r.prompt_eval_count);
+  const completion = num(r.eval_count);
+  if (prompt === undefined && completion === undefined) return undefined;
+  // Ollama omits prompt_eval_count when the whole prompt came from its cache.
+  const p = prompt ?? 0;
+  const c = completion ?? 0;
+  return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
+}
+
+/** Ollama's object arguments → OpenAI's JSON text; ids minted where the server sent none. */
+export function ollamaToolCalls(
+  calls: NonNullable<OllamaChatResponse['message']>['tool_calls'],
+  newId: () => string,
+): ToolCall[] | undefined {
+  if (!Array.isArray(calls) || calls.length === 0) return undefined;
+  return calls.map((c) => {
+    const args = c?.function?.arguments;
+    return {
+      id: typeof c?.id === 'string' && c.id ? c.id : newId(),
+      type: 'function',
+      function: {
+        name: c?.function?.name ?? '',
+        arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
+      },
+    };
+  });
+}
+
+export function fromOllamaResponse(value: unknown, model: string, created: number, id: string, newToolId: () => string): ChatCompletion {
+  if (!value || typeof value !== 'object' || !(value as OllamaChatResponse).message) {
+    throw new UpstreamError({ category: 'server', message: 'ollama sent a chat response without a message' });
+  }
+  const r = value as OllamaChatResponse;
+  const msg = r.message!;
+  const text = typeof msg.content === 'string' ? msg.content : '';
+  const toolCalls = ollamaToolCalls(msg.tool_calls, newToolId);
+  const completion: ChatCompletion = {
+    id,
+    object: 'chat.completion',
+    created,
+    model,
+    choices: [
+      {
+        index: 0,
+        message: toolCalls
+          ? { role: 'assistant', content: text.length > 0 ? text : null, tool_calls: toolCalls }
+          : { role: 'assistant', content: text },
+        finish_reason: toolCalls ? 'tool_calls' : mapOllamaDoneReason(r.done_reason),
+        logprobs: null,
+      },
+    ],
+  };
+  const usage = ollamaUsage(r);
+  if (usage) completion.usage = usage;
+  return completion;
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}

@@ -1,0 +1,123 @@
+/**
+ * Ollama NDJSON chat stream → OpenAI chunks: a role chunk, content deltas,
+ * tool calls (Ollama sends each whole, never in pieces), a finish chunk, then a
+ * usage-only chunk. Only a line with `done: true` finishes a stream; ending
+ * without one is a cut (`network`). An `{"error": ...}` line fails the stream.
+ */
+import { NdjsonParser } from '../sse.js';
+import type { ChunkStream, UpstreamHeaders } from '../types.js';
+import type { ChatCompletionChunk, ChunkChoice } from '../../protocol/openai.js';
+import { UpstreamError } from '../../resilience/upstream-error.js';
+import { categorize } from '../../resilience/classify.js';
+import { mapOllamaDoneReason, ollamaToolCalls, ollamaUsage } from './response.js';
+import type { OllamaChatResponse } from './wire.js';
+
+export class OllamaChunkStream implements ChunkStream {
+  malformed = 0;
+
+  constructor(
+    readonly headers: UpstreamHeaders,
+    private readonly pieces: AsyncIterable<string>,
+    private readonly model: string,
+    private readonly created: number,
+    private readonly id: string,
+    private readonly newToolId: () => string,
+  ) {}
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<ChatCompletionChunk> {
+    const t = new OllamaTranslator(this.model, this.created, this.id, this.newToolId);
+    const parser = new NdjsonParser();
+    const lines = parser.lines;
+    const out: ChatCompletionChunk[] = [];
+    for await (const text of this.pieces) {
+      parser.push(text);
+      for (let i = 0; i < lines.length && !t.stopped; i++) this.malformed += t.push(lines[i]!, out);
+      lines.length = 0;
+      for (let i = 0; i < out.length; i++) yield out[i]!;
+      out.length = 0;
+      if (t.error) throw t.error;
+      if (t.finished) return;
+    }
+    parser.end();
+    for (let i = 0; i < lines.length && !t.stopped; i++) this.malformed += t.push(lines[i]!, out);
+    for (const c of out) yield c;
+    if (t.error) throw t.error;
+    if (!t.finished) {
+      throw new UpstreamError({ category: 'network', message: 'ollama stream ended before done' });
+    }
+  }
+}
+
+/** Stateful line → chunk translation; `push` returns 1 for a malformed line. */
+export class OllamaTranslator {
+  finished = false;
+  /** An error line: thrown once the chunks before it have been yielded. */
+  error: UpstreamError | undefined;
+  private roleSent = false;
+  private toolCount = 0;
+
+  constructor(
+    private readonly model: string,
+    private readonly created: number,
+    private readonly id: string,
+    private readonly newToolId: () => string,
+  ) {}
+
+  get stopped(): boolean {
+    return this.finished || this.error !== undefined;
+  }
+
+  push(line: string, out: ChatCompletionChunk[]): number {
+    let r: OllamaChatResponse;
+    try {
+      r = JSON.parse(line) as OllamaChatResponse;
+    } catch {
+      return 1;
+    }
+    if (r === null || typeof r !== 'object' || Array.isArray(r)) return 1;
+    if (typeof r.error === 'string') {
+      this.error = new UpstreamError({ category: categorize(500, r.error), message: r.error });
+      return 0;
+    }
+    if (typeof r.done !== 'boolean') return 1;
+
+    const msg = r.message;
+    if (msg && typeof msg === 'object') {
+      if (typeof msg.content === 'string' && msg.content.length > 0) {
+        this.emit(out, { index: 0, delta: { content: msg.content }, finish_reason: null });
+      }
+      const calls = ollamaToolCalls(msg.tool_calls, this.newToolId);
+      if (calls) {
+        const base = this.toolCount;
+        this.toolCount += calls.length;
+        this.emit(out, {
+          index: 0,
+          delta: { tool_calls: calls.map((c, i) => ({ index: base + i, id: c.id, type: 'function', function: c.function })) },
+          finish_reason: null,
+        });
+      }
+    }
+    if (r.done) {
+      this.finished = true;
+      const reason = this.toolCount > 0 ? 'tool_calls' : mapOllamaDoneReason(r.done_reason);
+      this.emit(out, { index: 0, delta: {}, finish_reason: reason });
+      const usage = ollamaUsage(r);
+      if (usage) out.push(this.chunk([], usage));
+    }
+    return 0;
+  }
+
+  private emit(out: ChatCompletionChunk[], choice: ChunkChoice): void {
+    if (!this.roleSent) {
+      this.roleSent = true;
+      out.push(this.chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]));
+    }
+    out.push(this.chunk([choice]));
+  }
+
+  private chunk(choices: ChunkChoice[], usage?: ChatCompletionChunk['usage']): ChatCompletionChunk {
+    const c: ChatCompletionChunk = { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices };
+    if (usage) c.usage = usage;
+    return c;
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * A loopback Cohere v2 server speaking the exact wire format of `/v2/chat`
+ * (buffered JSON and `event:`/`data:` SSE ending in `data: [DONE]`) and
+ * `/v2/embed`. Scriptable per request: a message (text, tool plan, tool calls,
+ * finish reason, usage, a stream cut after N events), an error status + body,
+ * or raw bytes. Requests are recorded. The official `cohere-ai` SDK is the
+ * judge of its faithfulness (cohere-server.test.ts).
+ */
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface CohereServerUsage {
+  billed_units?: { input_tokens?: number; output_tokens?: number };
+  tokens?: { input_tokens?: number; output_tokens?: number };
+  cached_tokens?: number;
+}
+
+export type CohereReply =
+  | {
+      kind: 'message';
+      id?: string;
+      text?: string;
+      toolPlan?: string;
+      toolCalls?: { id: string; name: string; arguments: string }[];
+      /** Default: TOOL_CALL with tool calls, else COMPLETE. */
+      finishReason?: string;
+      usage?: CohereServerUsage;
+      /** Streams only: destroy the socket after this many SSE events. */
+      cutAfter?: number;
+    }
+  | { kind: 'error'; status: number; body: unknown; headers?: Record<string, string> }
+  | { kind: 'raw'; status?: number; contentType?: string; body: string }
+  | { kind: 'embed'; vectors: number[][]; billedInputTokens?: number };
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}
+
+export interface CohereServer {
+  url: string;
+  requests: RecordedRequest[];
+  enqueue(reply: CohereReply): void;
+  close(): Promise<void>;
+}
+
+export interface CohereServerOptions {
+  /** When set, requests without `Authorization: Bearer <apiKey>` get Cohere's 401. */
+  apiKey?: string;
+}
+
+const DEFAULT_TEXT = 'Hello from Cohere.';
+
+export async function startCohereServer(opts: CohereServerOptions = {}): Promise<CohereServer> {
+  const requests: RecordedRequest[] = [];
+  const queue: CohereReply[] = [];
+  let seq = 0;
+
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (b: Buffer) => parts.push(b));
+    req.on('end', () => {
+      const text = Buffer.concat(parts).toString('utf8');
+      let body: unknown = text;
+      try {
+        body = text ? JSON.parse(text) : undefined;
+      } catch {
+        // recorded as text; answered below
+      }
+      const path = req.url ?? '/';
+      requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+      const id = `c0ffee00-0000-4000-8000-${String(++seq).padStart(12, '0')}`;
+
+      if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+        return json(res, 401, { id, message: 'invalid api token' });
+      }
+      if (req.method !== 'POST' || (path !== '/v2/chat' && path !== '/v2/embed')) {
+        return json(res, 404, { id, message: `no route for ${req.method} ${path}` });
+      }
+      if (typeof body !== 'object' || body === null) return json(res, 400, { id, message: 'invalid request: body must be JSON' });
+      const b = body as Record<string, unknown>;
+      if (typeof b.model !== 'string') return json(res, 400, { id, message: 'invalid request: model must be specified' });
+
+      const reply = queue.shift();
+      if (reply?.kind === 'error') return json(res, reply.status, reply.body, reply.headers);
+      if (reply?.kind === 'raw') {
+        res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType ?? 'text/event-stream' });
+        return void res.end(reply.body);
+      }
+      if (path === '/v2/embed') {
+        const texts = Array.isArray(b.texts) ? (b.texts as string[]) : [];
+        const vectors = reply?.kind === 'embed' ? reply.vectors : texts.map(defaultVector);
+        const billed = reply?.kind === 'embed' && reply.billedInputTokens !== undefined ? reply.billedInputTokens : texts.length * 3;
+        return json(res, 200, {
+          id,
+          texts,
+          embeddings: { float: vectors },
+          meta: { api_version: { version: '2' }, billed_units: { input_tokens: billed } },
+          response_type: 'embeddings_by_type',
+        });
+      }
+      const message = reply?.kind === 'message' ? reply : { kind: 'message' as const, text: DEFAULT_TEXT };
+      const messageId = message.id ?? id;
+      if (b.stream === true) streamChat(res, messageId, message);
+      else json(res, 200, bufferedChat(messageId, message));
+    });
+  });
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    enqueue: (reply) => void queue.push(reply),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+type MessageReply = Extract<CohereReply, { kind: 'message' }>;
+
+function finishReason(m: MessageReply): string {
+  return m.finishReason ?? (m.toolCalls && m.toolCalls.length > 0 ? 'TOOL_CALL' : 'COMPLETE');
+}
+
+function usageOf(m: MessageReply): CohereServerUsage {
+  if (m.usage) return m.usage;
+  const out = words(m.text ?? '').length + (m.toolCalls?.length ?? 0) * 8;
+  // Cohere bills the user's tokens; `tokens` also counts its prompt template.
+  return { billed_units: { input_tokens: 12, output_tokens: out }, tokens: { input_tokens: 204, output_tokens: out }, cached_tokens: 0 };
+}
+
+function bufferedChat(id: string, m: MessageReply): unknown {
+  const message: Record<string, unknown> = { role: 'assistant' };
+  if (m.toolPlan !== undefined) message.tool_plan = m.toolPlan;
+  if (m.toolCalls && m.toolCalls.length > 0) {
+    message.tool_calls = m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+  }
+  if (m.text !== undefined) message.content = [{ type: 'text', text: m.text }];
+  return { id, message, finish_reason: finishReason(m), usage: usageOf(m) };
+}
+
+function streamEvents(id: string, m: MessageReply): { event?: string; data: unknown }[] {
+  const ev: { event?: string; data: unknown }[] = [];
+  const push = (type: string, rest: Record<string, unknown>) => ev.push({ event: type, data: { type, ...rest } });
+  ev.push({
+    event: 'message-start',
+    data: { id, type: 'message-start', delta: { message: { role: 'assistant', content: [], tool_plan: '', tool_calls: [], citations: [] } } },
+  });
+  if (m.toolPlan) for (const w of words(m.toolPlan)) push('tool-plan-delta', { delta: { message: { tool_plan: w } } });
+  let index = 0;
+  if (m.text !== undefined) {
+    push('content-start', { index, delta: { message: { content: { type: 'text', text: '' } } } });
+    for (const w of words(m.text)) push('content-delta', { index, delta: { message: { content: { text: w } } } });
+    push('content-end', { index });
+    index++;
+  }
+  for (const c of m.toolCalls ?? []) {
+    push('tool-call-start', { index, delta: { message: { tool_calls: { id: c.id, type: 'function', function: { name: c.name, arguments: '' } } } } });
+    for (const piece of halves(c.arguments)) push('tool-call-delta', { index, delta: { message: { tool_calls: { function: { arguments: piece } } } } });
+    push('tool-call-end', { index });
+    index++;
+  }
+  push('message-end', { delta: { finish_reason: finishReason(m), usage: usageOf(m) } });
+  ev.push({ data: '[DONE]' });
+  return ev;
+}
+
+function streamChat(res: ServerResponse, id: string, m: MessageReply): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const events = streamEvents(id, m);
+  const n = m.cutAfter === undefined ? events.length : Math.min(m.cutAfter, events.length);
+  for (let i = 0; i < n; i++) {
+    const e = events[i]!;
+    const data = typeof e.data === 'string' ? e.data : JSON.stringify(e.data);
+    res.write(e.event ? `event: ${e.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`);
+  }
+  if (m.cutAfter === undefined) res.end();
+  else cut(res);
+}
+
+/** Reset the connection once what was written has reached the socket: a stream cut mid-body. */
+function cut(res: ServerResponse): void {
+  res.flushHeaders();
+  const socket = res.socket!;
+  socket.write('', () => socket.destroy());
+}
+
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/** Streams send text a word at a time, as token deltas would arrive. */
+function words(text: string): string[] {
+  return text.match(/\S+\s*|\s+/g) ?? [];
+}
+
+function halves(s: string): string[] {
+  if (s.length < 2) return [s];
+  const mid = Math.floor(s.length / 2);
+  return [s.slice(0, mid), s.slice(mid)];
+}
+
+function defaultVector(text: string): number[] {
+  return [text.length / 100, 0.25, -0.5];
+}
