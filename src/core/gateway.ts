@@ -20,7 +20,7 @@ import type { AdapterFactory, ProviderAdapter } from '../providers/types.js';
 import { EventBus } from '../observability/events.js';
 import { costUsd } from '../observability/cost.js';
 import { Catalog } from '../routing/catalog.js';
-import { buildChain, orderSegments, type Candidate } from '../routing/chain.js';
+import { buildChain, orderSegments, type Candidate, type ChainScope } from '../routing/chain.js';
 import type { Deployment } from '../routing/deployment.js';
 import { effectiveDataClass, requiresLocal } from '../routing/privacy.js';
 import { chatRequirements, EMBEDDINGS_REQUIREMENTS, supports, type Requirements } from '../routing/requirements.js';
@@ -124,27 +124,36 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
   /** Common start of every routed request: identity, policy, data class, the chain, the run. */
   function begin(model: string, stream: boolean, endpoint: 'chat' | 'embeddings', req: Requirements, opts: CallOptions, tokens: (model: string) => number) {
     const key = opts.key ?? null;
-    if (key?.models && !key.models.includes(model) && !(model === 'auto' && key.models.includes('auto'))) {
-      throw new GatewayError(403, 'model_not_allowed', `This key may not use the model '${model}'`, 'model');
-    }
-    const dataClass = effectiveDataClass(key?.dataClass ?? config.privacy.defaultDataClass, header(opts.headers, 'x-switchyard-data-class'));
-    const scope = { requirements: req, localOnly: requiresLocal(dataClass, key) };
-    const chain = buildChain(catalog, model, scope, random);
-    const estimatedTokens = countTokens ? tokens(chain[0]!.deployment.model) : req.estimatedTokens;
-    let keyLease: Lease | undefined;
-    if (key) {
-      const k = keyLimiter.check(key, estimatedTokens);
-      if (!k.ok) {
-        const s = Math.max(1, Math.ceil(k.retryAfterMs / 1000));
-        throw new GatewayError(429, 'rate_limited', `This key's rate limit is exhausted (rpm ${key.rpm ?? '-'}, tpm ${key.tpm ?? '-'}); retry after ${s} s`, null, s);
-      }
-      keyLease = k.lease;
-    }
     const rid = header(opts.headers, 'x-request-id');
     const id = rid && REQUEST_ID_RE.test(rid) ? rid : randomUUID();
     const now = clock.now();
     const controller = new AbortController();
-    const run = new RequestRun(id, now, model, key?.id ?? null, dataClass, stream, endpoint, controller.signal, now + config.resilience.deadlineMs);
+    const run = new RequestRun(id, now, model, key?.id ?? null, key?.dataClass ?? config.privacy.defaultDataClass, stream, endpoint, controller.signal, now + config.resilience.deadlineMs);
+    let chain: Candidate[];
+    let scope: ChainScope;
+    let estimatedTokens: number;
+    let keyLease: Lease | undefined;
+    try {
+      if (key?.models && !key.models.includes(model) && !(model === 'auto' && key.models.includes('auto'))) {
+        throw new GatewayError(403, 'model_not_allowed', `This key may not use the model '${model}'`, 'model');
+      }
+      run.dataClass = effectiveDataClass(run.dataClass, header(opts.headers, 'x-switchyard-data-class'));
+      scope = { requirements: req, localOnly: requiresLocal(run.dataClass, key) };
+      chain = buildChain(catalog, model, scope, random);
+      estimatedTokens = countTokens ? tokens(chain[0]!.deployment.model) : req.estimatedTokens;
+      if (key) {
+        const k = keyLimiter.check(key, estimatedTokens);
+        if (!k.ok) {
+          const s = Math.max(1, Math.ceil(k.retryAfterMs / 1000));
+          throw new GatewayError(429, 'rate_limited', `This key's rate limit is exhausted (rpm ${key.rpm ?? '-'}, tpm ${key.tpm ?? '-'}); retry after ${s} s`, null, s);
+        }
+        keyLease = k.lease;
+      }
+    } catch (err) {
+      // Refused before routing (policy, unknown model, key limit): still one trace, so operators see it.
+      record(run, undefined, err);
+      throw err;
+    }
     const onClientAbort = () => controller.abort(CLIENT_GONE());
     if (opts.signal?.aborted) onClientAbort();
     else opts.signal?.addEventListener('abort', onClientAbort, { once: true });

@@ -10,6 +10,7 @@
  *
  * Unparsable values are dropped, never thrown: a quirky header must not break a request.
  */
+import { parseRetryAfter } from '../protocol/retry-after.js';
 import type { UpstreamHeaders } from '../providers/types.js';
 
 export interface LimitState {
@@ -93,16 +94,8 @@ function state(headers: UpstreamHeaders, [rem, reset, lim]: Names, now: number):
   return out;
 }
 
-export function parseRetryAfterMs(headers: UpstreamHeaders, now: number): number | undefined {
-  const ms = count(first(headers, 'retry-after-ms'));
-  if (ms !== undefined) return ms;
-  const ra = first(headers, 'retry-after');
-  if (ra === undefined || ra.trim() === '') return undefined;
-  const secs = Number(ra);
-  if (Number.isFinite(secs)) return secs >= 0 ? secs * 1000 : undefined;
-  const date = Date.parse(ra);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
+/** Retry-After in ms: the one strict parser shared with error classification. */
+export const parseRetryAfterMs = (headers: UpstreamHeaders, now: number): number | undefined => parseRetryAfter(headers, now);
 
 /** Header names are expected lower-case, as node and undici deliver them. */
 export function parseRateLimitHeaders(headers: UpstreamHeaders, now: number): RateLimitInfo {

@@ -42,10 +42,10 @@ export class SseParser {
 
   /** Flush at end of input: a final event without its blank line still counts. */
   end(): void {
-    if (this.buf.length > 0) {
-      this.line(this.buf);
-      this.buf = '';
-    }
+    // A held-back lone CR at the very end is a line end, not data.
+    const rest = this.buf.charCodeAt(this.buf.length - 1) === 13 ? this.buf.slice(0, -1) : this.buf;
+    this.buf = '';
+    if (rest.length > 0) this.line(rest);
     this.dispatch();
   }
 

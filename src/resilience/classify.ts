@@ -6,6 +6,9 @@
  */
 import { UpstreamError, type ErrorCategory } from './upstream-error.js';
 import type { UpstreamHeaders } from '../providers/types.js';
+import { parseRetryAfter } from '../protocol/retry-after.js';
+
+export { parseRetryAfter };
 
 const CONTEXT_RE =
   /context[_ ]length|context window|maximum context|too many tokens|prompt is too long|input is too long|exceeds the (?:maximum|model)|max_tokens.*(?:exceed|too large)|reduce the length|token limit/i;
@@ -19,24 +22,6 @@ const RATE_RE = /rate[_ ]limit|resource[_ ]exhausted|quota|too many requests/i;
 export function header(headers: UpstreamHeaders | undefined, name: string): string | undefined {
   const v = headers?.[name];
   return Array.isArray(v) ? v[0] : v;
-}
-
-/**
- * `retry-after-ms` (OpenAI/Azure), then `retry-after` in seconds or as an HTTP date.
- * Returns milliseconds, or undefined when absent or unparsable.
- */
-export function parseRetryAfter(headers: UpstreamHeaders | undefined, now: number): number | undefined {
-  const ms = header(headers, 'retry-after-ms');
-  if (ms !== undefined) {
-    const n = Number(ms);
-    if (Number.isFinite(n) && n >= 0) return n;
-  }
-  const ra = header(headers, 'retry-after');
-  if (ra === undefined || ra === '') return undefined;
-  const secs = Number(ra);
-  if (Number.isFinite(secs)) return secs >= 0 ? secs * 1000 : undefined;
-  const date = Date.parse(ra);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 /** Category from an HTTP status and the error text; ranges, never enumerated lists. */

@@ -35,9 +35,9 @@ export function decide(err: UpstreamError, retriesUsed: number, cfg: ResilienceC
     case 'server':
     case 'overloaded':
     case 'network': {
-      if (!canRetry) return { next: 'failover', delayMs: 0, cooldownMs: 0, breaker: 'failure' };
-      // A 503 with Retry-After says when to come back; honour it when short.
+      // A 503 with Retry-After says when to come back: honour it when short, cool down for it when not.
       const ra = err.retryAfterMs;
+      if (!canRetry) return { next: 'failover', delayMs: 0, cooldownMs: ra ?? 0, breaker: 'failure' };
       const delay = ra !== undefined && ra <= cfg.maxRetryAfterWaitMs ? Math.max(ra, backoffDelay(retriesUsed, cfg.backoff, random)) : backoffDelay(retriesUsed, cfg.backoff, random);
       if (ra !== undefined && ra > cfg.maxRetryAfterWaitMs) return { next: 'failover', delayMs: 0, cooldownMs: ra, breaker: 'failure' };
       return { next: 'retry', delayMs: delay, cooldownMs: 0, breaker: 'failure' };

@@ -32,7 +32,8 @@ export class RequestRun {
     readonly startedAt: number,
     readonly model: string,
     readonly keyId: string | null,
-    readonly dataClass: DataClass,
+    /** The key's floor until the request's header is read (it may raise it). */
+    public dataClass: DataClass,
     readonly stream: boolean,
     readonly endpoint: 'chat' | 'embeddings',
     /** Request-level signal: client gone or deadline. */

@@ -38,13 +38,14 @@ export class Catalog {
       const pool: Deployment[] = [];
       for (const dc of m.deployments) {
         const provider = this.providers.get(dc.provider)!;
-        const d = this.deployments.get(`${provider.id}/${dc.model}`) ?? makeDeployment(provider, dc, config.resilience);
+        // Each alias keeps its own view (weight, price, capabilities); runtime state is keyed by `key`, so it is still shared.
+        const d = makeDeployment(provider, dc, config.resilience);
         const ceiling = m.priceCeiling;
         if (ceiling && d.price && (d.price.input > ceiling.input || d.price.output > ceiling.output)) {
           this.excluded.push(`${m.name}: ${d.key} (price above the alias's priceCeiling)`);
           continue;
         }
-        this.deployments.set(d.key, d);
+        if (!this.deployments.has(d.key)) this.deployments.set(d.key, d);
         pool.push(d);
       }
       pools.set(m.name, { model: m, pool });

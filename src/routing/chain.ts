@@ -31,7 +31,8 @@ export function orderSegments(segments: readonly Segment[], scope: ChainScope, r
     const { ordered, reason } = SELECTORS[seg.strategy](seg.pool, random);
     for (let i = 0; i < ordered.length; i++) {
       const d = ordered[i]!;
-      const why = unmetRequirement(d, scope.requirements) ?? (scope.localOnly && d.provider.locality !== 'local' ? 'external (data class requires local)' : null);
+      // Locality first: a data-class refusal is a 403 whatever else the deployment lacks.
+      const why = (scope.localOnly && d.provider.locality !== 'local' ? 'external (data class requires local)' : null) ?? unmetRequirement(d, scope.requirements);
       if (why) {
         filtered.push(`${d.key}: ${why}`);
         continue;

@@ -12,7 +12,7 @@ const RANK: Record<DataClass, number> = { public: 0, internal: 1, confidential: 
 export function effectiveDataClass(floor: DataClass, header: string | undefined): DataClass {
   if (header === undefined || header === '') return floor;
   const asked = header.trim().toLowerCase() as DataClass;
-  if (!(asked in RANK)) throw invalidRequest(`x-switchyard-data-class must be one of ${Object.keys(RANK).join(', ')}`, 'x-switchyard-data-class');
+  if (!Object.hasOwn(RANK, asked)) throw invalidRequest(`x-switchyard-data-class must be one of ${Object.keys(RANK).join(', ')}`, 'x-switchyard-data-class');
   return RANK[asked] > RANK[floor] ? asked : floor;
 }
 

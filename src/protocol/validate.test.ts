@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../core/errors.js';
+import { validateChatRequest, validateEmbeddingsRequest } from './validate.js';
+
+const base = () => ({ model: 'fast', messages: [{ role: 'user', content: 'hi' }] as unknown[] });
+
+function refusal(fn: () => unknown): GatewayError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(GatewayError);
+    return err as GatewayError;
+  }
+  throw new Error('expected a 400');
+}
+
+describe('validateChatRequest: valid bodies pass unchanged', () => {
+  const valid: [string, Record<string, unknown>][] = [
+    ['minimal', base()],
+    [
+      'everything the gateway reads, plus fields it does not know',
+      {
+        model: 'oa/gpt-4o-mini',
+        messages: [
+          { role: 'developer', content: 'be brief' },
+          { role: 'system', content: [{ type: 'text', text: 'sys' }] },
+          { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AA==', detail: 'low' } }, { type: 'input_audio', input_audio: {} }] },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: 'c1', content: '42' },
+          { role: 'assistant', content: '' },
+          { role: 'function', name: 'f', content: 'legacy' },
+        ],
+        stream: true,
+        stream_options: { include_usage: true },
+        max_tokens: 1,
+        max_completion_tokens: 10_000_000,
+        temperature: 0,
+        top_p: 1,
+        n: 128,
+        tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
+        tool_choice: 'auto',
+        response_format: { type: 'json_schema', json_schema: { name: 's', schema: {} } },
+        logit_bias: { '50256': -100 },
+        some_future_param: { nested: true },
+      },
+    ],
+    ['nulls where OpenAI allows them', { ...base(), stream: null, stream_options: null, max_tokens: null, temperature: null, tools: null, response_format: null }],
+    ['temperature 2 and top_p 0 are inside the range', { ...base(), temperature: 2, top_p: 0 }],
+    ['an assistant message without content', { ...base(), messages: [{ role: 'user', content: 'a' }, { role: 'assistant' }] }],
+  ];
+  it.each(valid)('%s', (_name, body) => {
+    const snapshot = JSON.stringify(body);
+    expect(validateChatRequest(body)).toBe(body);
+    expect(JSON.stringify(body)).toBe(snapshot);
+  });
+});
+
+describe('validateChatRequest: each malformed body is a 400 naming its param', () => {
+  const bad: [string, unknown, string | null][] = [
+    ['not an object', 'hello', null],
+    ['null', null, null],
+    ['an array', [base()], null],
+    ['no model', { messages: base().messages }, 'model'],
+    ['empty model', { ...base(), model: '' }, 'model'],
+    ['model not a string', { ...base(), model: 42 }, 'model'],
+    ['no messages', { model: 'fast' }, 'messages'],
+    ['empty messages', { ...base(), messages: [] }, 'messages'],
+    ['messages not an array', { ...base(), messages: { role: 'user', content: 'x' } }, 'messages'],
+    ['a message that is not an object', { ...base(), messages: [{ role: 'user', content: 'a' }, 'b'] }, 'messages[1]'],
+    ['a message without a role', { ...base(), messages: [{ content: 'x' }] }, 'messages[0].role'],
+    ['an unknown role', { ...base(), messages: [{ role: 'robot', content: 'x' }] }, 'messages[0].role'],
+    ['a user message without content', { ...base(), messages: [{ role: 'user' }] }, 'messages[0].content'],
+    ['a user message with null content', { ...base(), messages: [{ role: 'user', content: null }] }, 'messages[0].content'],
+    ['content that is a number', { ...base(), messages: [{ role: 'user', content: 5 }] }, 'messages[0].content'],
+    ['content that is an object', { ...base(), messages: [{ role: 'user', content: { text: 'x' } }] }, 'messages[0].content'],
+    ['a part without a type', { ...base(), messages: [{ role: 'user', content: [{ text: 'x' }] }] }, 'messages[0].content[0]'],
+    ['a part that is a string', { ...base(), messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, 'b'] }] }, 'messages[0].content[1]'],
+    ['a text part without text', { ...base(), messages: [{ role: 'user', content: [{ type: 'text' }] }] }, 'messages[0].content[0].text'],
+    ['an image part without a url', { ...base(), messages: [{ role: 'user', content: [{ type: 'image_url', image_url: {} }] }] }, 'messages[0].content[0].image_url'],
+    ['an image part with a string image_url', { ...base(), messages: [{ role: 'user', content: [{ type: 'image_url', image_url: 'http://x' }] }] }, 'messages[0].content[0].image_url'],
+    ['a tool message without tool_call_id', { ...base(), messages: [{ role: 'tool', content: '42' }] }, 'messages[0].tool_call_id'],
+    ['assistant tool_calls not an array', { ...base(), messages: [{ role: 'assistant', content: null, tool_calls: {} }] }, 'messages[0].tool_calls'],
+    ['stream as a string', { ...base(), stream: 'true' }, 'stream'],
+    ['stream_options as a boolean', { ...base(), stream_options: true }, 'stream_options'],
+    ['max_tokens 0', { ...base(), max_tokens: 0 }, 'max_tokens'],
+    ['max_tokens fractional', { ...base(), max_tokens: 1.5 }, 'max_tokens'],
+    ['max_tokens as a string', { ...base(), max_tokens: '100' }, 'max_tokens'],
+    ['max_completion_tokens negative', { ...base(), max_completion_tokens: -1 }, 'max_completion_tokens'],
+    ['temperature above 2', { ...base(), temperature: 2.5 }, 'temperature'],
+    ['temperature below 0', { ...base(), temperature: -0.1 }, 'temperature'],
+    ['top_p above 1', { ...base(), top_p: 1.01 }, 'top_p'],
+    ['n 0', { ...base(), n: 0 }, 'n'],
+    ['n above 128', { ...base(), n: 129 }, 'n'],
+    ['tools not an array', { ...base(), tools: { type: 'function' } }, 'tools'],
+    ['a tool without a function', { ...base(), tools: [{ type: 'function' }] }, 'tools[0]'],
+    ['a tool without a name', { ...base(), tools: [{ type: 'function', function: { name: 'ok' } }, { type: 'function', function: {} }] }, 'tools[1]'],
+    ['response_format as a string', { ...base(), response_format: 'json' }, 'response_format'],
+    ['response_format without a type', { ...base(), response_format: {} }, 'response_format'],
+  ];
+  it.each(bad)('%s → param %s', (_name, body, param) => {
+    const e = refusal(() => validateChatRequest(body));
+    expect([e.status, e.code, e.type, e.param]).toEqual([400, 'invalid_request', 'invalid_request_error', param]);
+    expect(e.toBody().error.param).toBe(param);
+  });
+
+  it('reports the first problem in document order', () => {
+    const e = refusal(() => validateChatRequest({ model: 'fast', messages: [{ role: 'user', content: 'ok' }, { role: 'x' }], temperature: 9 }));
+    expect(e.param).toBe('messages[1].role');
+  });
+
+  it('never echoes message content into the error', () => {
+    const e = refusal(() => validateChatRequest({ model: 'fast', messages: [{ role: 'user', content: [{ type: 'text', text: 42, secret: 'PROMPT-TEXT' }] }] }));
+    expect(e.message).not.toContain('PROMPT-TEXT');
+  });
+});
+
+describe('validateEmbeddingsRequest', () => {
+  it.each<[string, Record<string, unknown>]>([
+    ['a string', { model: 'emb', input: 'hello' }],
+    ['strings', { model: 'emb', input: ['a', 'b'] }],
+    ['tokens', { model: 'emb', input: [1, 2, 3] }],
+    ['token arrays', { model: 'emb', input: [[1, 2], [3]] }],
+    ['with dimensions and unknown fields', { model: 'emb', input: 'x', dimensions: 256, encoding_format: 'float', user: 'u' }],
+  ])('accepts %s as the same object', (_name, body) => {
+    expect(validateEmbeddingsRequest(body)).toBe(body);
+  });
+
+  it.each<[string, unknown, string | null]>([
+    ['not an object', 'x', null],
+    ['no model', { input: 'x' }, 'model'],
+    ['no input', { model: 'emb' }, 'input'],
+    ['an empty string', { model: 'emb', input: '' }, 'input'],
+    ['an empty array', { model: 'emb', input: [] }, 'input'],
+    ['mixed strings and numbers', { model: 'emb', input: ['a', 1] }, 'input'],
+    ['fractional tokens', { model: 'emb', input: [1.5] }, 'input'],
+    ['an object', { model: 'emb', input: { text: 'x' } }, 'input'],
+    ['token arrays with a string', { model: 'emb', input: [[1], ['a']] }, 'input'],
+    ['dimensions 0', { model: 'emb', input: 'x', dimensions: 0 }, 'dimensions'],
+    ['dimensions fractional', { model: 'emb', input: 'x', dimensions: 2.5 }, 'dimensions'],
+  ])('refuses %s → param %s', (_name, body, param) => {
+    const e = refusal(() => validateEmbeddingsRequest(body));
+    expect([e.status, e.code, e.param]).toEqual([400, 'invalid_request', param]);
+  });
+});

@@ -1,0 +1,215 @@
+import { describe, expect, it } from 'vitest';
+import { NdjsonParser, SseParser, type SseEvent } from './sse.js';
+
+/** mulberry32, for reproducible random chunkings. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function sse(chunks: string[], end = true): { events: SseEvent[]; comments: number } {
+  const p = new SseParser();
+  for (const c of chunks) p.push(c);
+  if (end) p.end();
+  return { events: p.events, comments: p.comments };
+}
+
+/** Every way to cut `text` in two, plus one-character feeding and seeded random chunkings. */
+function chunkings(text: string): string[][] {
+  const out: string[][] = [[text]];
+  for (let i = 0; i <= text.length; i++) out.push([text.slice(0, i), text.slice(i)]);
+  out.push([...text]);
+  const r = seeded(text.length);
+  for (let k = 0; k < 50; k++) {
+    const chunks: string[] = [];
+    let i = 0;
+    while (i < text.length) {
+      const n = 1 + Math.floor(r() * 12);
+      chunks.push(text.slice(i, i + n));
+      i += n;
+    }
+    out.push(chunks);
+  }
+  return out;
+}
+
+// One transcript exercising every rule: comments (keep-alives), event names, multi-line
+// data, no space after the colon, an empty data line, id/retry fields, unknown fields,
+// a field without a colon, and a blank line that dispatches nothing.
+const LINES = [
+  ': keep-alive',
+  '',
+  'event: message_start',
+  'data: {"type":"message_start"}',
+  '',
+  'data: line one',
+  'data: line two',
+  'data:',
+  'data:  two leading spaces keep one',
+  '',
+  'data:no-space',
+  '',
+  ': another comment',
+  'event: ping',
+  'data',
+  '',
+  'id: 7',
+  'retry: 100',
+  'whatever: ignored',
+  'data: after id and retry',
+  '',
+  '',
+  'data: [DONE]',
+  '',
+  '',
+];
+const EXPECTED: SseEvent[] = [
+  { event: 'message_start', data: '{"type":"message_start"}' },
+  { event: undefined, data: 'line one\nline two\n\n two leading spaces keep one' },
+  { event: undefined, data: 'no-space' },
+  { event: 'ping', data: '' },
+  { event: undefined, data: 'after id and retry' },
+  { event: undefined, data: '[DONE]' },
+];
+
+describe('SseParser', () => {
+  for (const [name, eol] of [
+    ['LF', '\n'],
+    ['CRLF', '\r\n'],
+    ['CR', '\r'],
+  ] as const) {
+    it(`${name}: the same events however the transcript is chunked`, () => {
+      const transcript = LINES.join(eol);
+      const all = chunkings(transcript);
+      expect(all.length).toBeGreaterThan(transcript.length);
+      for (const chunks of all) {
+        const got = sse(chunks);
+        if (JSON.stringify(got.events) !== JSON.stringify(EXPECTED) || got.comments !== 2) {
+          // Name the failing cut instead of dumping hundreds of passes.
+          expect({ chunks, ...got }).toEqual({ chunks, events: EXPECTED, comments: 2 });
+        }
+      }
+    });
+  }
+
+  it('mixed line endings in one stream', () => {
+    expect(sse(['data: a\r\n\r\ndata: b\n\ndata: c\r\r']).events.map((e) => e.data)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('events are available as soon as their blank line arrives, before end()', () => {
+    const p = new SseParser();
+    p.push('data: one\n');
+    expect(p.events).toEqual([]);
+    p.push('\ndata: tw');
+    expect(p.events).toEqual([{ event: undefined, data: 'one' }]);
+    p.push('o\n\n');
+    expect(p.events.map((e) => e.data)).toEqual(['one', 'two']);
+  });
+
+  it('a CR at the end of a chunk waits: it may be half of a CRLF', () => {
+    const p = new SseParser();
+    p.push('data: x\r');
+    p.push('\n');
+    p.push('\r');
+    expect(p.events).toEqual([]); // that last CR could still become CRLF
+    p.push('\n');
+    expect(p.events).toEqual([{ event: undefined, data: 'x' }]);
+  });
+
+  it('the caller drains events by splicing; the parser keeps appending', () => {
+    const p = new SseParser();
+    p.push('data: a\n\ndata: b\n\n');
+    expect(p.events.splice(0).map((e) => e.data)).toEqual(['a', 'b']);
+    p.push('data: c\n\n');
+    expect(p.events.map((e) => e.data)).toEqual(['c']);
+  });
+
+  describe('end(): a final event without its blank line still counts', () => {
+    it.each([
+      ['no line end at all', 'data: tail'],
+      ['LF', 'data: tail\n'],
+      ['CRLF', 'data: tail\r\n'],
+      ['after a complete event', 'data: first\n\ndata: tail'],
+    ])('%s', (_name, text) => {
+      const got = sse([text]).events;
+      expect(got.at(-1)).toEqual({ event: undefined, data: 'tail' });
+    });
+
+    it('keeps the event name of the final event', () => {
+      expect(sse(['event: done\ndata: {}']).events).toEqual([{ event: 'done', data: '{}' }]);
+    });
+
+    it('a trailing comment or empty input yields nothing', () => {
+      expect(sse([': bye']).events).toEqual([]);
+      expect(sse([]).events).toEqual([]);
+      expect(sse(['event: only-a-name\n']).events).toEqual([]);
+    });
+
+    it('without end(), an unterminated event is not dispatched', () => {
+      expect(sse(['data: tail\n'], false).events).toEqual([]);
+    });
+
+    it('end() twice does not duplicate the last event', () => {
+      const p = new SseParser();
+      p.push('data: x');
+      p.end();
+      p.end();
+      expect(p.events).toHaveLength(1);
+    });
+
+    // Regression (was a bug): end() hands the whole remaining buffer to line(), so with CR line ends the
+    // final line's own "\r" (held back as a possible CRLF half) ends up inside the data.
+    it('CR: the held-back CR of the final line is a line end, not data', () => {
+      expect(sse(['data: tail\r']).events).toEqual([{ event: undefined, data: 'tail' }]);
+    });
+  });
+});
+
+describe('NdjsonParser', () => {
+  const ITEMS = ['{"model":"llama3","message":{"content":"He"},"done":false}', '{"message":{"content":"llo"},"done":false}', '{"done":true,"eval_count":2}'];
+
+  for (const [name, eol] of [
+    ['LF', '\n'],
+    ['CRLF', '\r\n'],
+  ] as const) {
+    it(`${name}: the same lines however the stream is chunked`, () => {
+      const text = ITEMS.join(eol) + eol;
+      for (const chunks of chunkings(text)) {
+        const p = new NdjsonParser();
+        for (const c of chunks) p.push(c);
+        p.end();
+        if (JSON.stringify(p.lines) !== JSON.stringify(ITEMS)) expect({ chunks, lines: p.lines }).toEqual({ chunks, lines: ITEMS });
+      }
+    });
+  }
+
+  it('a line is available once its newline arrives', () => {
+    const p = new NdjsonParser();
+    p.push('{"a":');
+    expect(p.lines).toEqual([]);
+    p.push('1}\n{"b"');
+    expect(p.lines).toEqual(['{"a":1}']);
+  });
+
+  it('skips blank and whitespace-only lines, trims the rest', () => {
+    const p = new NdjsonParser();
+    p.push('\n  \n {"a":1} \n\n\t\n{"b":2}\n');
+    p.end();
+    expect(p.lines).toEqual(['{"a":1}', '{"b":2}']);
+  });
+
+  it('end() flushes a final line without a newline, once', () => {
+    const p = new NdjsonParser();
+    p.push('{"a":1}\n{"done":true}');
+    expect(p.lines).toEqual(['{"a":1}']);
+    p.end();
+    p.end();
+    expect(p.lines).toEqual(['{"a":1}', '{"done":true}']);
+  });
+});

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../config/parse.js';
+import type { Capability, ProviderConfig } from '../config/types.js';
+import type { ChatRequest } from '../protocol/openai.js';
+import { makeDeployment, type Deployment } from './deployment.js';
+import { chatRequirements, EMBEDDINGS_REQUIREMENTS, supports, unmetRequirement } from './requirements.js';
+
+const config = parseConfig(
+  {
+    providers: [
+      { id: 'oa', type: 'openai', apiKey: '${OA_KEY}' },
+      { id: 'an', type: 'anthropic', apiKey: '${AN_KEY}' },
+      { id: 'ol', type: 'ollama' },
+    ],
+  },
+  { OA_KEY: 'sk-oa', AN_KEY: 'sk-an' },
+);
+const provider = (id: string): ProviderConfig => config.providers.find((p) => p.id === id)!;
+const dep = (providerId: string, capabilities?: Capability[], contextWindow?: number): Deployment =>
+  makeDeployment(provider(providerId), { model: 'm', capabilities, contextWindow }, config.resilience);
+
+const chat = (extra: Partial<ChatRequest>): ChatRequest => ({ model: 'fast', messages: [{ role: 'user', content: 'hi' }], ...extra });
+
+describe('chatRequirements', () => {
+  it('a plain request needs nothing special', () => {
+    expect(chatRequirements(chat({})).needs).toEqual([]);
+  });
+
+  it.each<[string, Partial<ChatRequest>, Capability[]]>([
+    ['tools', { tools: [{ type: 'function', function: { name: 'f' } }] }, ['tools']],
+    ['an empty tools array needs no tools', { tools: [] }, []],
+    ['an image part', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:,' } }] }] }, ['vision']],
+    ['json_object', { response_format: { type: 'json_object' } }, ['json']],
+    ['json_schema', { response_format: { type: 'json_schema', json_schema: { name: 's' } } }, ['json']],
+    ['response_format text needs nothing', { response_format: { type: 'text' } }, []],
+    ['stream', { stream: true }, ['streaming']],
+    ['stream: false needs nothing', { stream: false }, []],
+    [
+      'all of them, in a stable order',
+      {
+        stream: true,
+        tools: [{ type: 'function', function: { name: 'f' } }],
+        response_format: { type: 'json_object' },
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'u' } }] }],
+      },
+      ['tools', 'vision', 'json', 'streaming'],
+    ],
+  ])('%s', (_name, extra, needs) => {
+    expect(chatRequirements(chat(extra)).needs).toEqual(needs);
+  });
+
+  it('estimates tokens as chars/4 + 800 per image + 4 per message + the completion budget', () => {
+    const req = chat({
+      messages: [
+        { role: 'system', content: 'x'.repeat(40) }, // 40
+        { role: 'user', content: [{ type: 'text', text: 'y'.repeat(20) }, { type: 'image_url', image_url: { url: 'u' } }] }, // 20 + image
+      ],
+      max_tokens: 100,
+    });
+    const r = chatRequirements(req);
+    expect(r.promptChars).toBe(60);
+    expect(r.estimatedTokens).toBe(Math.ceil(60 / 4) + 800 + 2 * 4 + 100);
+  });
+
+  it('prefers max_completion_tokens over max_tokens, and counts tools and tool_calls as prompt', () => {
+    const tools = [{ type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object' } } }];
+    const toolCalls = [{ id: 'c1', type: 'function' as const, function: { name: 'lookup', arguments: '{}' } }];
+    const req = chat({
+      messages: [
+        { role: 'user', content: 'abcd' },
+        { role: 'assistant', content: null, tool_calls: toolCalls },
+      ],
+      tools,
+      max_tokens: 50,
+      max_completion_tokens: 7,
+    });
+    const chars = 4 + JSON.stringify(toolCalls).length + JSON.stringify(tools).length;
+    const r = chatRequirements(req);
+    expect(r.promptChars).toBe(chars);
+    expect(r.estimatedTokens).toBe(Math.ceil(chars / 4) + 2 * 4 + 7);
+  });
+
+  it('embeddings need the embeddings capability only', () => {
+    expect(EMBEDDINGS_REQUIREMENTS).toEqual({ needs: ['embeddings'], estimatedTokens: 0, promptChars: 0 });
+  });
+});
+
+describe('supports', () => {
+  const ALL: Capability[] = ['tools', 'vision', 'json', 'prefill', 'streaming', 'embeddings'];
+
+  it('a deployment that declares nothing is assumed capable, except prefill', () => {
+    const d = dep('oa');
+    expect(ALL.filter((c) => supports(d, c))).toEqual(['tools', 'vision', 'json', 'streaming', 'embeddings']);
+  });
+
+  it('an undeclared anthropic deployment is not assumed to embed', () => {
+    expect(supports(dep('an'), 'embeddings')).toBe(false);
+    expect(supports(dep('an'), 'tools')).toBe(true);
+  });
+
+  it('a deployment that declares capabilities is taken at its word (streaming is always assumed)', () => {
+    const d = dep('ol', ['tools']);
+    expect(ALL.filter((c) => supports(d, c))).toEqual(['tools', 'streaming']);
+  });
+
+  it('prefill only when declared', () => {
+    expect(supports(dep('an', ['prefill']), 'prefill')).toBe(true);
+    expect(supports(dep('an', ['tools', 'vision', 'json']), 'prefill')).toBe(false);
+  });
+});
+
+describe('unmetRequirement', () => {
+  const r = (needs: Capability[], estimatedTokens = 10) => ({ needs, estimatedTokens, promptChars: 0 });
+
+  it('names the first missing capability', () => {
+    expect(unmetRequirement(dep('ol', ['tools']), r(['tools', 'vision', 'json']))).toBe('lacks vision');
+  });
+
+  it('names a context window that is too small; an unknown window never filters', () => {
+    expect(unmetRequirement(dep('ol', [], 8192), r([], 8193))).toBe('context window 8192 too small');
+    expect(unmetRequirement(dep('ol', [], 8192), r([], 8192))).toBeNull();
+    expect(unmetRequirement(dep('ol'), r([], 10_000_000))).toBeNull();
+  });
+
+  it('null when the deployment can serve', () => {
+    expect(unmetRequirement(dep('oa'), r(['tools', 'vision', 'json', 'streaming']))).toBeNull();
+  });
+});
