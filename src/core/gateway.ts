@@ -248,7 +248,7 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
     const resumeCandidates = (): Candidate[] => {
       const current = run.served!;
       const rest = chain.filter((c) => c.deployment.key !== current.deployment.key);
-      return [current, ...rest].filter((c) => supports(c.deployment, 'prefill') && health.available(c.deployment.key));
+      return [current, ...rest].filter((c) => supports(c.deployment, 'prefill') && health.available(c.deployment.stateKey));
     };
     const live = new LiveStream(first, {
       run,

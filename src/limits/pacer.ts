@@ -59,7 +59,7 @@ class DeploymentState {
 
 export class Pacer {
   private readonly defaultRpm: number | null;
-  /** Hot-path cache in front of the store, keyed by `dep.key` (no string building per request). */
+  /** Hot-path cache in front of the store, keyed by `dep.stateKey` (no string building per request). */
   private readonly states = new Map<string, DeploymentState>();
   private readonly releaseListeners: (() => void)[] = [];
 
@@ -159,16 +159,16 @@ export class Pacer {
   }
 
   private state(dep: Deployment): DeploymentState {
-    let st = this.states.get(dep.key);
+    let st = this.states.get(dep.stateKey);
     if (st === undefined) {
       const p = dep.provider;
       const provider = this.store.local(
         `pace:provider:${p.id}`,
         () => new ScopeLimits(p.rpm ?? this.defaultRpm, p.tpm),
       );
-      const own = this.store.local(`pace:deployment:${dep.key}`, () => new ScopeLimits(dep.rpm, dep.tpm));
+      const own = this.store.local(`pace:deployment:${dep.stateKey}`, () => new ScopeLimits(dep.rpm, dep.tpm));
       st = new DeploymentState(dep, provider, own, this);
-      this.states.set(dep.key, st);
+      this.states.set(dep.stateKey, st);
     }
     return st;
   }

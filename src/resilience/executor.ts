@@ -99,7 +99,7 @@ export class Executor {
       let retries = 0;
       for (;;) {
         if (run.signal.aborted) throw run.signal.reason;
-        const admission = health.admit(d.key);
+        const admission = health.admit(d.stateKey);
         if (!admission.ok) {
           this.skip(run, cand, admission.reason);
           notes.push({ deployment: d.key, label: SKIP_LABEL[admission.reason] });
@@ -111,7 +111,7 @@ export class Executor {
         if (this.deps.gate && !lease) {
           const cap = this.deps.gate.acquire(d, run, opts.estimatedTokens);
           if (!cap.ok) {
-            health.release(d.key, admission.probe);
+            health.release(d.stateKey, admission.probe);
             this.skip(run, cand, 'throttled');
             notes.push({ deployment: d.key, label: SKIP_LABEL.throttled });
             retryAt = Math.min(retryAt, cap.retryAt);
@@ -136,7 +136,7 @@ export class Executor {
           run.waitedMs += ms;
           trace.latencyMs = round(ms);
           trace.status = trace.status || 200;
-          health.success(d.key, admission.probe);
+          health.success(d.stateKey, admission.probe);
           if (!opts.keepScope) scope.dispose();
           run.served = cand;
           run.fallbackUsed = cand.fallback;
@@ -150,7 +150,7 @@ export class Executor {
           const err = normalizeFailure(raw);
           if (err instanceof AttemptAborted) {
             lease?.cancel();
-            health.release(d.key, admission.probe);
+            health.release(d.stateKey, admission.probe);
             trace.errorType = err.kind === 'deadline' ? 'timeout' : 'skipped';
             trace.message = err.message;
             this.emitAttempt(run, cand, trace);
@@ -166,10 +166,10 @@ export class Executor {
           if (err.status !== undefined) lease?.reconcile(undefined, err.headers);
           else lease?.cancel();
           const decision = decide(err, retries, cfg, random);
-          if (decision.breaker === 'failure') health.failure(d.key, admission.probe);
-          else if (decision.breaker === 'success') health.success(d.key, admission.probe);
-          else health.release(d.key, admission.probe);
-          if (decision.cooldownMs > 0) health.cooldown(d.key, decision.cooldownMs, err.category);
+          if (decision.breaker === 'failure') health.failure(d.stateKey, admission.probe);
+          else if (decision.breaker === 'success') health.success(d.stateKey, admission.probe);
+          else health.release(d.stateKey, admission.probe);
+          if (decision.cooldownMs > 0) health.cooldown(d.stateKey, decision.cooldownMs, err.category);
           notes.push({ deployment: d.key, label: err.label });
           retryAt = Math.min(retryAt, decision.cooldownMs > 0 ? clock.now() + decision.cooldownMs : clock.now() + 1000);
 

@@ -83,6 +83,11 @@ export class Health {
     this.bus.emit('cooldown', { deployment: key, untilMs: until, reason });
   }
 
+  /** Deployments tracked (bounded by configuration, not by what clients send). */
+  get size(): number {
+    return this.entries.size;
+  }
+
   state(key: string): BreakerState {
     return this.entries.get(key)?.breaker.state ?? 'closed';
   }

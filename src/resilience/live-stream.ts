@@ -111,7 +111,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
             this.closeAttempt();
             break;
           }
-          this.o.health.failure(this.cur.candidate.deployment.key, false);
+          this.o.health.failure(this.cur.candidate.deployment.stateKey, false);
           const trace = run.attempts[run.attempts.length - 1];
           if (trace) {
             trace.errorType = err.category;

@@ -12,8 +12,14 @@ import type {
 } from '../config/types.js';
 
 export interface Deployment {
-  /** `PROVIDER_ID/MODEL`: the name in headers, traces, metrics and state keys. */
+  /** `PROVIDER_ID/MODEL`: the name in headers, traces and metrics. */
   readonly key: string;
+  /**
+   * Key of its shared state (breaker, cooldown, pacing): `key` for configured
+   * deployments; one `PROVIDER_ID/~pinned` for all ad-hoc pins of a provider,
+   * so clients inventing model names cannot grow the gateway's state.
+   */
+  readonly stateKey: string;
   readonly provider: ProviderConfig;
   readonly model: string;
   readonly weight: number;
@@ -34,8 +40,10 @@ export function makeDeployment(
   defaults: TimeoutConfig,
   pinned = false,
 ): Deployment {
+  const key = `${provider.id}/${d.model}`;
   return Object.freeze({
-    key: `${provider.id}/${d.model}`,
+    key,
+    stateKey: pinned ? `${provider.id}/~pinned` : key,
     provider,
     model: d.model,
     weight: d.weight ?? 1,
