@@ -204,3 +204,15 @@ describe('streaming fail-over', () => {
     expect(trace!.status).toBe(200);
   });
 });
+
+describe('embeddings through the same chains', () => {
+  it('fails over on 5xx and serves from the fallback', async () => {
+    for (let i = 0; i < 3; i++) primary.script.enqueue({ kind: 'status', status: 503 });
+    const { data, response } = await client.embeddings.create({ model: 'chat', input: ['a', 'b'], encoding_format: 'float' }).withResponse();
+    expect(data.data).toHaveLength(2);
+    expect(data.data[0]!.embedding.length).toBeGreaterThan(0);
+    expect(response.headers.get('x-switchyard-deployment')).toBe('secondary/s-model');
+    expect(response.headers.get('x-switchyard-fallback')).toBe('true');
+    expect(primary.requests).toHaveLength(3);
+  });
+});
