@@ -35,7 +35,7 @@ import { RequestRun } from '../resilience/run.js';
 import { openUntilCommit } from '../resilience/stream-attempt.js';
 import { systemClock, systemRandom, type Clock, type Random } from './clock.js';
 import { GatewayError } from './errors.js';
-import { metaOf, type RoutingMeta } from './request-meta.js';
+import { metaOf, upstreamAttempts, type RoutingMeta } from './request-meta.js';
 
 export interface GatewayOptions {
   clock?: Clock;
@@ -167,7 +167,9 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
   }
 
   function record(run: RequestRun, keyLease: Lease | undefined, err?: unknown): void {
-    keyLease?.reconcile(run.usage?.total_tokens);
+    // Refused before any upstream call (all throttled, cooling or open; deadline): nothing spent, no quota used.
+    if (err !== undefined && upstreamAttempts(run) === 0) keyLease?.cancel();
+    else keyLease?.reconcile(run.usage?.total_tokens);
     if (err !== undefined) {
       if (err instanceof GatewayError) {
         run.status = err.status;

@@ -162,8 +162,9 @@ export class Executor {
           // Never the upstream's text: providers echo request content and key fragments in errors.
           trace.message = err.providerCode ? `${err.label} (${err.providerCode})` : err.label;
           this.emitAttempt(run, cand, trace);
-          // An HTTP answer means the upstream counted the request (and its headers teach the pacer).
-          if (err.status !== undefined) lease?.reconcile(undefined, err.headers);
+          // An HTTP answer, a timeout or a reset mid-request means the upstream most likely counted it
+          // (and its headers teach the pacer); only a connection that never opened gives the capacity back.
+          if (err.status !== undefined || mayHaveReachedUpstream(err)) lease?.reconcile(undefined, err.headers);
           else lease?.cancel();
           const decision = decide(err, retries, cfg, random);
           if (decision.breaker === 'failure') health.failure(d.stateKey, admission.probe);
@@ -248,5 +249,9 @@ export class Executor {
     this.deps.bus.emit('attempt', { requestId: run.id, alias: cand.alias ?? run.model, deployment: cand.deployment.key, trace, fallback: cand.fallback });
   }
 }
+
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+const mayHaveReachedUpstream = (e: UpstreamError) =>
+  e.category === 'timeout' || (e.category === 'network' && !NOT_SENT.has(e.providerCode ?? ''));
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;

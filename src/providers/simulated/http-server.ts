@@ -3,9 +3,11 @@
  * (`POST /v1/chat/completions` buffered and SSE, `POST /v1/embeddings`,
  * `GET /v1/models`) that misbehaves over real sockets as its FaultScript says:
  * 429 with Retry-After, any status, a request never answered, a reset socket, a
- * stream cut mid-way. Tests point real clients (the openai SDK, our adapters,
- * the whole gateway) at it; the decisions and replies are the same code the
- * in-process `simulated` adapter uses.
+ * stream cut mid-way. A free tier (`rpmLimit`) also reports its state in
+ * OpenAI's `x-ratelimit-*-requests` headers on every answer, 200 or 429.
+ * Tests point real clients (the openai SDK, our adapters, the whole gateway)
+ * at it; the decisions and replies are the same code the in-process
+ * `simulated` adapter uses.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -68,6 +70,17 @@ export async function startFaultServer(opts: FaultServerOptions = {}): Promise<F
     return { id: `chatcmpl-sim-${now.toString(36)}${(++seq).toString(36)}`, created: Math.floor(now / 1000), model: opts.model ?? model };
   };
 
+  /** A free tier's state as OpenAI reports its own (`x-ratelimit-*-requests`), so clients can pace by it. */
+  function limitHeaders(): Record<string, string> | undefined {
+    const s = script.freeTierStatus();
+    if (!s) return undefined;
+    return {
+      'x-ratelimit-limit-requests': String(s.limit),
+      'x-ratelimit-remaining-requests': String(s.remaining),
+      'x-ratelimit-reset-requests': `${Math.max(0, Math.ceil(s.resetMs))}ms`,
+    };
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
     const text = await readBody(req);
     let body: unknown;
@@ -102,7 +115,7 @@ export async function startFaultServer(opts: FaultServerOptions = {}): Promise<F
       }
       const request = body as EmbeddingsRequest;
       if (!(await answer(req, res, script.decide(), signal, false))) return;
-      return sendJson(res, 200, simulateEmbeddings(request, opts.model ?? request.model));
+      return sendJson(res, 200, simulateEmbeddings(request, opts.model ?? request.model), limitHeaders());
     }
     return sendJson(res, 404, { error: { message: `Unknown route ${route}`, type: 'invalid_request_error', param: null, code: 'unknown_url' } });
   }
@@ -111,10 +124,10 @@ export async function startFaultServer(opts: FaultServerOptions = {}): Promise<F
     const plan = script.decide();
     if (!(await answer(req, res, plan, signal, body.stream === true))) return;
     const reply = simulateReply(body, { provider: providerId, model: opts.model ?? body.model }, sim.reply);
-    if (body.stream !== true) return sendJson(res, 200, toCompletion(reply, meta(body.model)));
+    if (body.stream !== true) return sendJson(res, 200, toCompletion(reply, meta(body.model)), limitHeaders());
 
     const cutAfter = plan.kind === 'stream_abort' ? plan.afterChunks : undefined;
-    res.writeHead(200, SSE_HEADERS);
+    res.writeHead(200, { ...SSE_HEADERS, ...limitHeaders() });
     res.flushHeaders();
     let flushed: Promise<void> = Promise.resolve();
     const chunks = replyChunks(reply, meta(body.model), sim, clock, signal, {
@@ -155,7 +168,10 @@ export async function startFaultServer(opts: FaultServerOptions = {}): Promise<F
         req.socket.destroy();
         return false;
       case 'rate_limit':
-        sendJson(res, 429, rateLimitBody(), plan.retryAfterS === undefined ? undefined : { 'retry-after': String(plan.retryAfterS) });
+        sendJson(res, 429, rateLimitBody(), {
+          ...limitHeaders(),
+          ...(plan.retryAfterS === undefined ? undefined : { 'retry-after': String(plan.retryAfterS) }),
+        });
         return false;
       case 'status':
         sendJson(res, plan.status, statusBody(plan.status, plan.message));

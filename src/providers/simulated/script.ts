@@ -60,6 +60,21 @@ export class FaultScript {
     return { kind: 'ok', extraDelayMs };
   }
 
+  /**
+   * The free tier as an upstream reports it in `x-ratelimit-*-requests`:
+   * `resetMs` is OpenAI's "time until fully replenished", here when the newest
+   * admitted request leaves the rolling minute. Undefined without `rpmLimit`.
+   */
+  freeTierStatus(): { limit: number; remaining: number; resetMs: number } | undefined {
+    const limit = this.sim.rpmLimit;
+    if (limit === undefined) return undefined;
+    const now = this.clock.now();
+    const admitted = this.admitted;
+    while (admitted.length > 0 && now - admitted[0]! >= RPM_WINDOW_MS) admitted.shift();
+    const newest = admitted.length > 0 ? admitted[admitted.length - 1]! : now - RPM_WINDOW_MS;
+    return { limit, remaining: Math.max(0, limit - admitted.length), resetMs: newest + RPM_WINDOW_MS - now };
+  }
+
   private freeTier(now: number): Plan | undefined {
     const limit = this.sim.rpmLimit;
     if (limit === undefined) return undefined;

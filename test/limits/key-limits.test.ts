@@ -1,0 +1,70 @@
+/**
+ * Client-key limits over real sockets: the official `openai` client with a
+ * key of rpm 3 → the gateway → a loopback upstream. The fourth request in the
+ * minute is the one case a client sees 429 (`rate_limited`, Retry-After), it
+ * never reaches the upstream, and other keys are not affected. Time is a
+ * manual VirtualClock so "the minute" can pass.
+ */
+import OpenAI from 'openai';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startFaultServer, type FaultServer } from '../../src/providers/simulated/http-server.js';
+import { openaiProvider, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { VirtualClock } from '../helpers/virtual-clock.js';
+
+let upstream: FaultServer;
+let gw: TestGateway;
+let clock: VirtualClock;
+
+beforeEach(async () => {
+  clock = new VirtualClock();
+  upstream = await startFaultServer({ clock });
+  gw = await startGateway(
+    {
+      providers: [openaiProvider('up', upstream.url)],
+      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'up-model' }] }],
+      keys: [
+        { id: 'small', key: '${SMALL_KEY}', rpm: 3 },
+        { id: 'other', key: '${OTHER_KEY}' },
+      ],
+    },
+    { clock, env: { SMALL_KEY: 'sk-small-0123456789', OTHER_KEY: 'sk-other-0123456789' } },
+  );
+});
+
+afterEach(async () => {
+  await gw?.close(0);
+  await upstream.close();
+});
+
+const client = (apiKey: string) => new OpenAI({ baseURL: gw.baseURL, apiKey, maxRetries: 0 });
+const ask = (c: OpenAI) => c.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] });
+
+describe('a client key over its rpm', () => {
+  it('gets 429 rate_limited with Retry-After, and the upstream never sees the request', async () => {
+    const small = client('sk-small-0123456789');
+    for (let i = 0; i < 3; i++) await ask(small);
+    expect(upstream.requests).toHaveLength(3);
+
+    await clock.advance(10_000);
+    const err = await ask(small).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+    const api = err as InstanceType<typeof OpenAI.RateLimitError>;
+    expect(api.status).toBe(429);
+    expect(api.code).toBe('rate_limited');
+    expect(api.type).toBe('rate_limit_error');
+    expect(api.message).not.toContain('sk-small');
+    // The three requests at t=0 leave the rolling minute at t=61 s (whole seconds, rounded up): 51 s from now.
+    expect(api.headers?.get('retry-after')).toBe('51');
+    expect(upstream.requests).toHaveLength(3);
+
+    // Another key is unaffected.
+    await ask(client('sk-other-0123456789'));
+    expect(upstream.requests).toHaveLength(4);
+
+    // Just before Retry-After it is still refused; at it, served.
+    await clock.advance(50_000);
+    await expect(ask(small)).rejects.toBeInstanceOf(OpenAI.RateLimitError);
+    await clock.advance(1_000);
+    await expect(ask(small)).resolves.toMatchObject({ object: 'chat.completion' });
+  });
+});
