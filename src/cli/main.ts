@@ -42,14 +42,27 @@ async function serve(config: Parameters<typeof startSwitchyard>[0], source: stri
   logger.info({ event: 'listening', url: running.url }, `switchyard listening on ${running.url}`);
   await new Promise<void>((resolve) => {
     let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        // A second signal: stop waiting for in-flight requests.
+        logger.warn({ event: 'shutdown', signal }, 'second signal: closing in-flight connections now');
+        running.server.server.closeAllConnections();
+        return;
+      }
       stopping = true;
       logger.info({ event: 'shutdown', signal, inFlight: running.server.inFlight }, 'shutting down: draining in-flight requests');
-      running.close(config.server.shutdownGraceMs).then(resolve, resolve);
+      running.close(config.server.shutdownGraceMs).then(done, (err: unknown) => {
+        logger.error({ event: 'shutdown', err: err instanceof Error ? err.message : String(err) }, 'error while shutting down');
+        done();
+      });
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+    const done = () => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      resolve();
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
   });
   logger.info({ event: 'stopped' }, 'stopped');
   await flushLogger(logger);

@@ -28,8 +28,10 @@ export class GatewayError extends Error {
     readonly param: string | null = null,
     /** Seconds, for 429 and 503. */
     readonly retryAfterS?: number,
+    /** What went wrong inside, for logs (never sent to the client). */
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'GatewayError';
     this.type = TYPE_BY_STATUS[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
   }

@@ -35,7 +35,7 @@ import { RequestRun } from '../resilience/run.js';
 import { openUntilCommit } from '../resilience/stream-attempt.js';
 import { systemClock, systemRandom, type Clock, type Random } from './clock.js';
 import { GatewayError } from './errors.js';
-import { metaOf, upstreamAttempts, type RoutingMeta } from './request-meta.js';
+import { metaOf, REQUEST_ID_RE, upstreamAttempts, type RoutingMeta } from './request-meta.js';
 
 export interface GatewayOptions {
   clock?: Clock;
@@ -91,7 +91,6 @@ const header = (h: CallOptions['headers'], name: string): string | undefined => 
   return Array.isArray(v) ? v[0] : v;
 };
 
-const REQUEST_ID_RE = /^[\w.:@/+=-]{1,128}$/;
 
 export function createGateway(config: Config, options: GatewayOptions = {}): Gateway {
   const clock = options.clock ?? systemClock;

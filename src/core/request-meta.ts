@@ -14,6 +14,9 @@ export interface RoutingMeta {
   overheadMs: number;
 }
 
+/** A client's `x-request-id` is kept when it is a sane token (no spaces, quotes or control bytes), else replaced. */
+export const REQUEST_ID_RE = /^[\w.:@/+=-]{1,128}$/;
+
 const SKIPS = new Set(['cooldown', 'circuit_open', 'throttled', 'skipped']);
 
 export function upstreamAttempts(run: RequestRun): number {

@@ -7,7 +7,7 @@ import type { Config } from '../config/types.js';
 import { createObservability, type Observability, type ObservabilityOptions } from '../observability/create-observability.js';
 import { EventBus } from '../observability/events.js';
 import { isFilterError, parseTraceFilter } from '../observability/traces-api.js';
-import { createSwitchyardServer, type SwitchyardServer } from '../server/http-server.js';
+import { createSwitchyardServer, type ServerOptions, type SwitchyardServer } from '../server/http-server.js';
 import { createGateway, type Gateway, type GatewayOptions } from './gateway.js';
 import { invalidRequest } from './errors.js';
 
@@ -15,6 +15,8 @@ export interface StartOptions extends GatewayOptions {
   port?: number;
   host?: string;
   observability?: ObservabilityOptions;
+  /** HTTP-level timeouts (slow clients); defaults suit production. */
+  server?: ServerOptions;
 }
 
 export interface RunningSwitchyard {
@@ -46,8 +48,9 @@ export async function startSwitchyard(config: Config, opts: StartOptions = {}): 
     trace: (id) => traces.get(id),
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
     readiness: () => ({ ok: true, state: 'memory' }),
-    onInternalError: (err) => logger.error({ event: 'internal_error', err: err instanceof Error ? err.message : String(err) }, 'internal error'),
-  });
+    onInternalError: (err, requestId) =>
+      logger.error({ event: 'internal_error', requestId, err: err instanceof Error ? err.message : String(err) }, 'internal error'),
+  }, opts.server);
   const addr = await server.listen(opts.port ?? config.server.port, opts.host ?? config.server.host);
   let closed: Promise<void> | undefined;
   return {

@@ -18,6 +18,19 @@ function optNumber(body: Record<string, unknown>, key: string, min: number, max:
   }
 }
 
+/** Adapters and token estimates read `function.name` / `function.arguments` of every call. */
+function checkToolCalls(calls: unknown, i: number, role: string): void {
+  const param = `messages[${i}].tool_calls`;
+  if (role !== 'assistant') throw invalidRequest(`${param} is only allowed on assistant messages`, param);
+  if (!Array.isArray(calls)) throw invalidRequest(`${param} must be an array`, param);
+  for (let t = 0; t < calls.length; t++) {
+    const c = calls[t];
+    if (!isObj(c) || !isObj(c.function) || typeof c.function.name !== 'string' || typeof c.function.arguments !== 'string') {
+      throw invalidRequest(`${param}[${t}] must be {id, type: 'function', function: {name, arguments}} with string name and arguments`, `${param}[${t}]`);
+    }
+  }
+}
+
 function checkContent(content: unknown, i: number, role: string): void {
   if (typeof content === 'string') return;
   if (content === null || content === undefined) {
@@ -46,9 +59,7 @@ export function validateChatRequest(body: unknown): ChatRequest {
     if (!isObj(m)) throw invalidRequest(`messages[${i}] must be an object`, `messages[${i}]`);
     const role = m.role;
     if (typeof role !== 'string' || !ROLES.has(role)) throw invalidRequest(`messages[${i}].role must be one of ${[...ROLES].join(', ')}`, `messages[${i}].role`);
-    if (role === 'assistant' && m.tool_calls !== undefined && !Array.isArray(m.tool_calls)) {
-      throw invalidRequest(`messages[${i}].tool_calls must be an array`, `messages[${i}].tool_calls`);
-    }
+    if (m.tool_calls !== undefined && m.tool_calls !== null) checkToolCalls(m.tool_calls, i, role);
     if (role === 'tool' && typeof m.tool_call_id !== 'string') throw invalidRequest(`messages[${i}].tool_call_id is required for role 'tool'`, `messages[${i}].tool_call_id`);
     checkContent(m.content, i, role);
   }

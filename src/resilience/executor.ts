@@ -17,7 +17,7 @@ import type { ProviderAdapter } from '../providers/types.js';
 import { AttemptAborted } from './abort.js';
 import { AttemptScope } from './attempt-scope.js';
 import type { Health } from './health.js';
-import { clientErrorFor, deadlineError, exhaustedError, normalizeFailure, type FailureNote } from './outcome.js';
+import { clientErrorFor, deadlineError, exhaustedError, internalFault, isProgrammingError, normalizeFailure, type FailureNote } from './outcome.js';
 import { decide } from './policy.js';
 import type { RequestRun } from './run.js';
 import type { UpstreamError } from './upstream-error.js';
@@ -147,6 +147,14 @@ export class Executor {
           const ms = performance.now() - t0;
           run.waitedMs += ms;
           trace.latencyMs = round(ms);
+          if (isProgrammingError(raw)) {
+            lease?.cancel();
+            health.release(d.stateKey, admission.probe);
+            trace.errorType = 'skipped';
+            trace.message = 'internal error';
+            this.emitAttempt(run, cand, trace);
+            throw internalFault(d.key, raw);
+          }
           const err = normalizeFailure(raw);
           if (err instanceof AttemptAborted) {
             lease?.cancel();

@@ -6,6 +6,20 @@ import { AttemptAborted } from './abort.js';
 import { errorFromTransport } from './classify.js';
 import { UpstreamError } from './upstream-error.js';
 
+/**
+ * A bug (ours or an adapter's) meeting input it did not expect: a TypeError and
+ * the like without a transport `code`. Not the upstream's fault, so it must not
+ * be retried or counted against the deployment's health.
+ */
+export function isProgrammingError(err: unknown): boolean {
+  if (!(err instanceof TypeError || err instanceof RangeError || err instanceof SyntaxError || err instanceof ReferenceError)) return false;
+  const e = err as { code?: unknown; cause?: { code?: unknown } };
+  return e.code === undefined && e.cause?.code === undefined;
+}
+
+export const internalFault = (deployment: string, err: unknown) =>
+  new GatewayError(500, 'internal_error', `The gateway failed while handling this request for ${deployment}`, null, undefined, err);
+
 /** Thrown failures → an UpstreamError, or the AttemptAborted that ends the whole request (client gone, deadline). */
 export function normalizeFailure(err: unknown): UpstreamError | AttemptAborted {
   if (err instanceof AttemptAborted) {

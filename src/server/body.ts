@@ -4,8 +4,17 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { GatewayError, invalidRequest } from '../core/errors.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The client went away before its body arrived: nobody to answer, nothing to log. */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('client closed the connection before the request body arrived');
+    this.name = 'ClientGoneError';
+  }
+}
 
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
@@ -19,8 +28,11 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
       size += buf.length;
       if (size > maxBytes) {
         cleanup();
-        // Stop reading; the connection is closed after the 413 is sent.
-        req.pause();
+        // Keep reading, discarding: a client still sending must get to read the
+        // 413 (a server that stops reading or resets leaves it blocked or
+        // seeing ECONNRESET). The server closes the connection after the answer,
+        // and requestTimeout bounds a client that never stops.
+        req.resume();
         reject(tooLarge(maxBytes));
         return;
       }
@@ -30,24 +42,22 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
       cleanup();
       resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts, size));
     };
-    const onError = (err: Error) => {
+    // An error or 'close' before 'end': the body never completed (client gone,
+    // lying chunked encoding, request timeout; the parser's 400/408 went out already).
+    const onGone = () => {
       cleanup();
-      reject(err);
-    };
-    const onAborted = () => {
-      cleanup();
-      reject(new Error('client aborted the request body'));
+      reject(new ClientGoneError());
     };
     const cleanup = () => {
       req.off('data', onData);
       req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('aborted', onAborted);
+      req.off('error', onGone);
+      req.off('close', onGone);
     };
     req.on('data', onData);
     req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('aborted', onAborted);
+    req.on('error', onGone);
+    req.on('close', onGone);
   });
 }
 
@@ -61,9 +71,13 @@ export function parseJsonBody(buf: Buffer): unknown {
   } catch {
     throw invalidRequest('Request body is not valid UTF-8');
   }
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (err) {
-    throw invalidRequest(`Malformed JSON: ${(err as Error).message}`);
+    // V8's message quotes the input around the error position: cap it, the body may be huge.
+    throw invalidRequest(`Malformed JSON: ${(err as Error).message.slice(0, 200)}`);
   }
+  if (nestsDeeperThan(value)) throw invalidRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  return value;
 }

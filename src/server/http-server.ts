@@ -1,29 +1,34 @@
 /**
- * The node:http adapter over the gateway: routes, body limits, auth, JSON and
- * SSE writing, the contract's error shape, graceful shutdown. Nothing a client
- * sends may crash the process: every handler's failure ends in an error
- * response, never an unhandled rejection.
+ * The node:http adapter over the gateway: the server, its timeouts, the last
+ * line of defence for failures, and graceful shutdown. Nothing a client sends
+ * may crash the process: every handler's failure ends in an error response (or
+ * a closed socket when nobody is left to answer), never an unhandled rejection.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { Gateway } from '../core/gateway.js';
-import { GatewayError } from '../core/errors.js';
-import { Authenticator, presentedKey } from './auth.js';
-import { parseJsonBody, readBody } from './body.js';
-import { internalError, routingHeaders, sendError, sendJson, sendRaw } from './respond.js';
-import { writeSse } from './sse.js';
+import { AttemptAborted } from '../resilience/abort.js';
+import { ClientGoneError } from './body.js';
+import { onClientError } from './client-error.js';
+import { requestIdOf } from './request-id.js';
+import { internalError, sendError } from './respond.js';
+import { createRoutes, type ServerHooks } from './routes.js';
 
-/** What the observability layer offers the server; all optional. */
-export interface ServerHooks {
-  /** `GET /traces?…` → body, or a GatewayError for bad filters. */
-  traces?(params: URLSearchParams): unknown;
-  trace?(id: string): unknown | undefined;
-  metrics?(): Promise<{ contentType: string; body: string }>;
-  /** Readiness details beyond "config loaded" (state backend health). */
-  readiness?(): { ok: boolean; [key: string]: unknown };
-  /** Internal failures (not client errors): for the log, never request content. */
-  onInternalError?(err: unknown, requestId?: string): void;
+export type { ServerHooks } from './routes.js';
+
+/** node:http limits; the defaults suit production, tests shorten them. */
+export interface ServerOptions {
+  /** Headers and body must have arrived within this (a slow-body bound). Default 60 s. */
+  requestTimeoutMs?: number;
+  /** Headers must have arrived within this (a slowloris bound). Default 30 s, at most requestTimeoutMs. */
+  headersTimeoutMs?: number;
+  /** Idle keep-alive sockets close after this. Default 65 s (above common load balancers' 60 s). */
+  keepAliveTimeoutMs?: number;
+  /** How often node checks the two request timeouts. Default: half the headers timeout, at most 30 s. */
+  timeoutCheckIntervalMs?: number;
 }
+
+export const SERVER_DEFAULTS = { requestTimeoutMs: 60_000, headersTimeoutMs: 30_000, keepAliveTimeoutMs: 65_000 } as const;
 
 export interface SwitchyardServer {
   server: Server;
@@ -33,117 +38,52 @@ export interface SwitchyardServer {
   readonly inFlight: number;
 }
 
-export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}): SwitchyardServer {
+export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}, options: ServerOptions = {}): SwitchyardServer {
   const { config } = gateway;
-  const auth = new Authenticator(config.keys);
-  const maxBody = config.server.maxBodyBytes;
-  const adminKey = config.server.adminKey;
   let inFlight = 0;
   let closing = false;
   let idle: (() => void) | undefined;
+  const handle = createRoutes(gateway, hooks, () => closing);
 
-  const server = createServer({ requestTimeout: 60_000, headersTimeout: 30_000, keepAliveTimeout: 65_000 }, (req, res) => {
-    inFlight++;
-    res.once('close', () => {
-      inFlight--;
-      if (inFlight === 0) idle?.();
-    });
-    if (closing) res.setHeader('connection', 'close');
-    handle(req, res).catch((err) => {
-      hooks.onInternalError?.(err);
-      if (!res.headersSent) sendError(res, internalError());
-      else res.destroy();
-    });
-  });
-  // Malformed HTTP (bad request line, oversized headers): answer 400/431 and drop the socket.
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    if (!socket.writable) return socket.destroy();
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-    socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
-  });
+  const requestTimeout = options.requestTimeoutMs ?? SERVER_DEFAULTS.requestTimeoutMs;
+  // node refuses a headers timeout above the request timeout.
+  const headersTimeout = Math.min(options.headersTimeoutMs ?? SERVER_DEFAULTS.headersTimeoutMs, requestTimeout);
+  const server = createServer(
+    {
+      requestTimeout,
+      headersTimeout,
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? SERVER_DEFAULTS.keepAliveTimeoutMs,
+      connectionsCheckingInterval: options.timeoutCheckIntervalMs ?? Math.min(30_000, Math.max(10, Math.floor(headersTimeout / 2))),
+    },
+    (req, res) => {
+      inFlight++;
+      res.once('close', () => {
+        inFlight--;
+        if (inFlight === 0) idle?.();
+      });
+      if (closing) res.setHeader('connection', 'close');
+      handle(req, res).catch((err: unknown) => failed(err, req, res));
+    },
+  );
+  // Malformed HTTP (bad request line, oversized headers, lying bodies, timeouts).
+  server.on('clientError', onClientError);
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
-    const method = req.method ?? 'GET';
+  /** The last line: an error that was not a client error (or a client that left). */
+  function failed(err: unknown, req: IncomingMessage, res: ServerResponse): void {
     try {
-      if (path === '/v1/chat/completions' || path === '/chat/completions') {
-        if (method !== 'POST') throw methodNotAllowed('POST');
-        return await chat(req, res);
+      if (err instanceof ClientGoneError || (err instanceof AttemptAborted && err.kind === 'client')) {
+        // Nobody is left to answer, and it is not the gateway's fault.
+        res.destroy();
+        return;
       }
-      if (path === '/v1/embeddings' || path === '/embeddings') {
-        if (method !== 'POST') throw methodNotAllowed('POST');
-        return await embeddings(req, res);
-      }
-      if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed('GET');
-      if (path === '/v1/models' || path === '/models') {
-        auth.authenticate(req.headers);
-        return sendJson(res, 200, gateway.models());
-      }
-      if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
-      if (path === '/readyz') {
-        const r = hooks.readiness?.() ?? { ok: true };
-        return sendJson(res, closing ? 503 : r.ok ? 200 : 503, { status: closing ? 'shutting_down' : r.ok ? 'ready' : 'degraded', config: 'loaded', ...r });
-      }
-      if (path === '/metrics') {
-        admin(req);
-        if (!hooks.metrics) throw notFound(path);
-        const m = await hooks.metrics();
-        return sendRaw(res, 200, m.body, undefined, m.contentType);
-      }
-      if (path === '/traces') {
-        admin(req);
-        if (!hooks.traces) throw notFound(path);
-        return sendJson(res, 200, hooks.traces(new URLSearchParams(q === -1 ? '' : url.slice(q + 1))));
-      }
-      if (path.startsWith('/traces/')) {
-        admin(req);
-        const t = hooks.trace?.(decodeURIComponent(path.slice('/traces/'.length)));
-        if (t === undefined) throw new GatewayError(404, 'not_found', 'No trace with that id');
-        return sendJson(res, 200, t);
-      }
-      throw notFound(path);
-    } catch (err) {
-      if (err instanceof GatewayError) return sendError(res, err, headerOf(req, 'x-request-id'));
-      throw err;
+      const requestId = requestIdOf(req.headers);
+      hooks.onInternalError?.(err, requestId);
+      if (res.headersSent || res.destroyed) res.destroy();
+      else sendError(res, internalError(), requestId, { connection: 'close' });
+    } catch {
+      // A throwing logger or a broken socket: still never an unhandled rejection.
+      res.destroy();
     }
-  }
-
-  function admin(req: IncomingMessage): void {
-    if (!adminKey) return;
-    if (presentedKey(req.headers) !== adminKey) throw new GatewayError(401, 'invalid_api_key', 'This endpoint needs the admin key');
-  }
-
-  /** Aborts when the client goes away before the response is complete. */
-  function clientSignal(res: ServerResponse): AbortSignal {
-    const ac = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished) ac.abort();
-    });
-    return ac.signal;
-  }
-
-  async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const key = auth.authenticate(req.headers);
-    const body = parseJsonBody(await readBody(req, maxBody));
-    const result = await gateway.chat(body, { key, headers: req.headers, signal: clientSignal(res) });
-    const headers = routingHeaders(result.meta);
-    if (result.stream) {
-      await writeSse(res, result, headers);
-      return;
-    }
-    if (result.raw) sendRaw(res, 200, result.raw, headers);
-    else sendJson(res, 200, result.body, headers);
-  }
-
-  async function embeddings(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const key = auth.authenticate(req.headers);
-    const body = parseJsonBody(await readBody(req, maxBody));
-    const result = await gateway.embeddings(body, { key, headers: req.headers, signal: clientSignal(res) });
-    const headers = routingHeaders(result.meta);
-    if (result.raw) sendRaw(res, 200, result.raw, headers);
-    else sendJson(res, 200, result.body, headers);
   }
 
   return {
@@ -156,6 +96,15 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
         server.once('error', reject);
         server.listen(port, host, () => {
           server.off('error', reject);
+          // After start-up, an 'error' (EMFILE on accept under a connection flood)
+          // without a listener would crash the process.
+          server.on('error', (err) => {
+            try {
+              hooks.onInternalError?.(err);
+            } catch {
+              // nothing more to do
+            }
+          });
           const a = server.address() as AddressInfo;
           const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
           resolve({ host: a.address, port: a.port, url: `http://${h}:${a.port}` });
@@ -180,10 +129,3 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
     },
   };
 }
-
-const headerOf = (req: IncomingMessage, name: string): string | undefined => {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-};
-const notFound = (path: string) => new GatewayError(404, 'not_found', `No route for ${path.slice(0, 100)}`);
-const methodNotAllowed = (allow: string) => new GatewayError(405, 'method_not_allowed', `Use ${allow} for this route`);

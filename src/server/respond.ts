@@ -8,11 +8,19 @@ import { GatewayError } from '../core/errors.js';
 
 export type HeaderMap = Record<string, string | number>;
 
+/**
+ * Model and provider names come from the config and may hold characters a
+ * header cannot (writeHead would throw, turning every answer for that alias
+ * into a 500): those values go out percent-encoded. One regex test per value.
+ */
+const NOT_HEADER_SAFE = /[^\t\x20-\x7e]/;
+const headerSafe = (v: string): string => (NOT_HEADER_SAFE.test(v) ? encodeURIComponent(v) : v);
+
 export function routingHeaders(meta: RoutingMeta): HeaderMap {
   return {
     'x-request-id': meta.requestId,
-    'x-switchyard-deployment': meta.deployment,
-    'x-switchyard-selection': meta.selection,
+    'x-switchyard-deployment': headerSafe(meta.deployment),
+    'x-switchyard-selection': headerSafe(meta.selection),
     'x-switchyard-attempts': meta.attempts,
     'x-switchyard-fallback': meta.fallback ? 'true' : 'false',
     'x-switchyard-overhead-ms': meta.overheadMs.toFixed(3),
@@ -36,11 +44,17 @@ export function sendRaw(res: ServerResponse, status: number, payload: string | U
   res.end(payload);
 }
 
-export function sendError(res: ServerResponse, err: GatewayError, requestId?: string): void {
-  const headers: HeaderMap = {};
+export function sendError(res: ServerResponse, err: GatewayError, requestId?: string, extra?: HeaderMap): void {
+  const headers: HeaderMap = { ...extra };
   if (requestId) headers['x-request-id'] = requestId;
-  if (err.retryAfterS !== undefined) headers['retry-after'] = err.retryAfterS;
+  if (err.retryAfterS !== undefined) headers['retry-after'] = Math.max(0, Math.ceil(err.retryAfterS));
   sendJson(res, err.status, err.toBody(), headers);
 }
 
 export const internalError = () => new GatewayError(500, 'internal_error', 'Internal gateway error');
+
+/** A complete raw HTTP/1.1 error response, for sockets the HTTP parser gave up on. */
+export function rawErrorResponse(status: number, reason: string, err: GatewayError): string {
+  const body = JSON.stringify(err.toBody());
+  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+}

@@ -9,10 +9,10 @@ import { RAW_JSON, type WithRaw } from '../providers/types.js';
 import { GatewayError } from '../core/errors.js';
 import type { HeaderMap } from './respond.js';
 
+// No `connection` header: node writes keep-alive itself, or close while shutting down.
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache',
-  connection: 'keep-alive',
   'x-accel-buffering': 'no',
 };
 

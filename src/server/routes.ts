@@ -1,0 +1,167 @@
+/**
+ * The routes: which path and method go where, and the two routed endpoints
+ * (chat, embeddings) from body to response. Everything per-gateway (auth
+ * index, admin key digest, the model list, health bodies) is built once here.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Gateway } from '../core/gateway.js';
+import { GatewayError } from '../core/errors.js';
+import { Authenticator, presentedKey } from './auth.js';
+import { parseJsonBody, readBody } from './body.js';
+import { requestIdOf } from './request-id.js';
+import { routingHeaders, sendError, sendJson, sendRaw, type HeaderMap } from './respond.js';
+import { writeSse } from './sse.js';
+
+/** What the observability layer offers the server; all optional. */
+export interface ServerHooks {
+  /** `GET /traces?…` → body, or a GatewayError for bad filters. */
+  traces?(params: URLSearchParams): unknown;
+  trace?(id: string): unknown | undefined;
+  metrics?(): Promise<{ contentType: string; body: string }>;
+  /** Readiness details beyond "config loaded" (state backend health). */
+  readiness?(): { ok: boolean; [key: string]: unknown };
+  /** Internal failures (not client errors): for the log, never request content. */
+  onInternalError?(err: unknown, requestId?: string): void;
+}
+
+export type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+/** An answer sent before the body was read: the connection cannot be reused safely. */
+const CLOSE: HeaderMap = { connection: 'close' };
+const HEALTHZ = JSON.stringify({ status: 'ok' });
+const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: () => boolean): Handler {
+  const { config } = gateway;
+  const auth = new Authenticator(config.keys);
+  const maxBody = config.server.maxBodyBytes;
+  const adminDigest = config.server.adminKey ? sha256(config.server.adminKey) : undefined;
+  // The model list is fixed for a gateway's life.
+  const modelsJson = JSON.stringify(gateway.models());
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    const method = req.method ?? 'GET';
+    try {
+      switch (path) {
+        case '/v1/chat/completions':
+        case '/chat/completions':
+          if (method !== 'POST') throw methodNotAllowed('POST');
+          return await chat(req, res);
+        case '/v1/embeddings':
+        case '/embeddings':
+          if (method !== 'POST') throw methodNotAllowed('POST');
+          return await embeddings(req, res);
+        case '/v1/models':
+        case '/models':
+          onlyGet(method);
+          auth.authenticate(req.headers);
+          return sendRaw(res, 200, modelsJson);
+        case '/healthz':
+          onlyGet(method);
+          return sendRaw(res, 200, HEALTHZ);
+        case '/readyz': {
+          onlyGet(method);
+          const r = hooks.readiness?.() ?? { ok: true };
+          const closing = isClosing();
+          return sendJson(res, closing || !r.ok ? 503 : 200, { status: closing ? 'shutting_down' : r.ok ? 'ready' : 'degraded', config: 'loaded', ...r });
+        }
+        case '/metrics': {
+          onlyGet(method);
+          admin(req);
+          if (!hooks.metrics) throw notFound(path);
+          const m = await hooks.metrics();
+          return sendRaw(res, 200, m.body, undefined, m.contentType);
+        }
+        case '/traces':
+          onlyGet(method);
+          admin(req);
+          if (!hooks.traces) throw notFound(path);
+          return sendJson(res, 200, hooks.traces(new URLSearchParams(q === -1 ? '' : url.slice(q + 1))));
+      }
+      if (path.startsWith('/traces/')) {
+        onlyGet(method);
+        admin(req);
+        const t = hooks.trace?.(decodePathSegment(path.slice('/traces/'.length)));
+        if (t === undefined) throw new GatewayError(404, 'not_found', 'No trace with that id');
+        return sendJson(res, 200, t);
+      }
+      throw notFound(path);
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      // Answered before the whole body arrived (401, 413, …): close rather than
+      // leave the client and the parser to agree on where the next request starts.
+      const extra: HeaderMap | undefined = req.complete ? undefined : CLOSE;
+      const headers = err instanceof MethodNotAllowed ? { ...extra, allow: err.allow } : extra;
+      sendError(res, err, requestIdOf(req.headers), headers);
+    }
+  }
+
+  function admin(req: IncomingMessage): void {
+    if (!adminDigest) return;
+    const presented = presentedKey(req.headers);
+    // Compare digests: equal lengths, and no timing hint about the key's prefix.
+    if (presented === undefined || !timingSafeEqual(sha256(presented), adminDigest)) {
+      throw new GatewayError(401, 'invalid_api_key', 'This endpoint needs the admin key');
+    }
+  }
+
+  async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    requestIdOf(req.headers);
+    const key = auth.authenticate(req.headers);
+    const body = parseJsonBody(await readBody(req, maxBody));
+    const result = await gateway.chat(body, { key, headers: req.headers, signal: clientSignal(res) });
+    const headers = routingHeaders(result.meta);
+    if (result.stream) {
+      await writeSse(res, result, headers);
+      return;
+    }
+    if (result.raw) sendRaw(res, 200, result.raw, headers);
+    else sendJson(res, 200, result.body, headers);
+  }
+
+  async function embeddings(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    requestIdOf(req.headers);
+    const key = auth.authenticate(req.headers);
+    const body = parseJsonBody(await readBody(req, maxBody));
+    const result = await gateway.embeddings(body, { key, headers: req.headers, signal: clientSignal(res) });
+    const headers = routingHeaders(result.meta);
+    if (result.raw) sendRaw(res, 200, result.raw, headers);
+    else sendJson(res, 200, result.body, headers);
+  }
+
+  return handle;
+}
+
+/** Aborts when the client goes away before the response is complete. */
+function clientSignal(res: ServerResponse): AbortSignal {
+  const ac = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) ac.abort();
+  });
+  return ac.signal;
+}
+
+function onlyGet(method: string): void {
+  if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed('GET, HEAD');
+}
+
+function decodePathSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    throw new GatewayError(400, 'invalid_request', 'Malformed percent-encoding in the path');
+  }
+}
+
+class MethodNotAllowed extends GatewayError {
+  constructor(readonly allow: string) {
+    super(405, 'method_not_allowed', `Use ${allow} for this route`);
+  }
+}
+
+const notFound = (path: string) => new GatewayError(404, 'not_found', `No route for ${path.slice(0, 100)}`);
+const methodNotAllowed = (allow: string) => new MethodNotAllowed(allow);
