@@ -7,6 +7,7 @@
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import { errorFromResponse, errorFromTransport } from '../resilience/classify.js';
+import { UpstreamError } from '../resilience/upstream-error.js';
 import type { Clock } from '../core/clock.js';
 import type { UpstreamHeaders } from './types.js';
 
@@ -21,9 +22,15 @@ export interface HttpUpstreamOptions {
   /** Headers sent on every request (auth, versions); merged once, here. */
   headers: Record<string, string>;
   clock: Clock;
+  /** How this provider's error answers are classified (default: the generic table). */
+  errorFromResponse?: ErrorMapper;
 }
 
+export type ErrorMapper = (status: number, body: string, headers: UpstreamHeaders, now: number) => UpstreamError;
+
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
+const STREAM = { stream: true };
+const ignore = () => {};
 
 export class HttpUpstream {
   private readonly pool: Pool;
@@ -31,6 +38,7 @@ export class HttpUpstream {
   readonly basePath: string;
   private readonly headers: Record<string, string>;
   private readonly clock: Clock;
+  private readonly mapError: ErrorMapper;
 
   constructor(baseUrl: string, opts: HttpUpstreamOptions) {
     const url = new URL(baseUrl);
@@ -46,6 +54,7 @@ export class HttpUpstream {
     });
     this.headers = { ...JSON_HEADERS, ...opts.headers };
     this.clock = opts.clock;
+    this.mapError = opts.errorFromResponse ?? errorFromResponse;
   }
 
   /** POST a body; resolves with any status. Transport failures throw UpstreamError. */
@@ -80,16 +89,52 @@ export class HttpUpstream {
     }
   }
 
-  /** Decoded text pieces of a streaming body, transport errors mapped. */
+  /**
+   * Decoded text pieces of a streaming body, transport errors mapped. Reads the
+   * body with `read()` itself rather than through its async iterator: one
+   * generator per stream instead of two (one promise less per network read),
+   * and an early exit does not build an AbortError with a stack trace.
+   */
   async *text(res: UpstreamResponse, signal: AbortSignal): AsyncGenerator<string> {
+    const body = res.body;
     const decoder = new TextDecoder();
+    let ended = body.readableEnded;
+    let failure: unknown = body.errored ?? undefined;
+    let wake: (() => void) | undefined;
+    const onReadable = () => {
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
+    const onEnd = () => {
+      ended = true;
+      onReadable();
+    };
+    const onError = (err: unknown) => {
+      failure ??= err;
+      onReadable();
+    };
+    body.on('readable', onReadable);
+    body.on('end', onEnd);
+    body.on('error', onError);
     try {
-      for await (const buf of res.body) yield decoder.decode(buf as Uint8Array, { stream: true });
-    } catch (err) {
-      throw this.transportError(err, signal);
+      for (;;) {
+        let buf: Buffer | null;
+        while (failure === undefined && (buf = body.read() as Buffer | null) !== null) yield decoder.decode(buf, STREAM);
+        if (failure !== undefined) throw this.transportError(failure, signal);
+        if (ended) break;
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
     } finally {
-      // An early return (the consumer stopped) must release the socket.
-      if (!res.body.destroyed) res.body.destroy();
+      body.off('readable', onReadable);
+      body.off('end', onEnd);
+      body.off('error', onError);
+      if (!ended) {
+        // The consumer stopped early (or the body failed): release the socket. A
+        // destroy emits 'error', which must find a listener.
+        body.on('error', ignore);
+        if (!body.destroyed) body.destroy();
+      }
     }
     const rest = decoder.decode();
     if (rest) yield rest;
@@ -102,8 +147,9 @@ export class HttpUpstream {
     } catch (err) {
       return this.transportError(err, signal);
     }
-    return errorFromResponse(res.status, text, res.headers, this.clock.now());
+    return this.mapError(res.status, text, res.headers, this.clock.now());
   }
+
 
   /** An aborted attempt reports why it was aborted; anything else is a transport failure. */
   transportError(err: unknown, signal: AbortSignal): Error {
@@ -113,5 +159,16 @@ export class HttpUpstream {
 
   close(): Promise<void> {
     return this.pool.close();
+  }
+}
+
+const utf8 = new TextDecoder();
+
+/** A 2xx body that must be JSON; anything else is the upstream's fault (`server`). */
+export function parseJsonBody(raw: Uint8Array): unknown {
+  try {
+    return JSON.parse(utf8.decode(raw));
+  } catch {
+    throw new UpstreamError({ category: 'server', message: 'upstream sent a malformed JSON body' });
   }
 }

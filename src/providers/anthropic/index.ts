@@ -4,7 +4,7 @@
  * translated by the pure helpers beside this file; this only sends them.
  * Anthropic has no embeddings API, so `embeddings` stays undefined.
  */
-import { HttpUpstream, type UpstreamResponse } from '../http.js';
+import { HttpUpstream } from '../http.js';
 import type { AdapterDeps, AttemptContext, ChatResult, ChunkStream, ProviderAdapter } from '../types.js';
 import type { ProviderConfig } from '../../config/types.js';
 import type { Clock } from '../../core/clock.js';
@@ -47,6 +47,7 @@ export class AnthropicAdapter implements ProviderAdapter {
       connections: provider.maxConnections,
       headers,
       clock: deps.clock,
+      errorFromResponse: anthropicErrorFromResponse,
     });
     this.clock = deps.clock;
     // Dated versions compare as strings.
@@ -55,32 +56,19 @@ export class AnthropicAdapter implements ProviderAdapter {
 
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
     const { body, prefillTrim } = toAnthropicRequest(req, ctx.model, false, this.convert);
-    const res = await this.post(JSON.stringify(body), ctx.signal);
+    const res = await this.http.postOk(MESSAGES_PATH, JSON.stringify(body), ctx.signal);
     const msg = parseMessage(await this.http.bytes(res, ctx.signal));
     return { response: toChatCompletion(msg, this.created(), prefillTrim), headers: res.headers };
   }
 
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
     const { body, prefillTrim } = toAnthropicRequest(req, ctx.model, true, this.convert);
-    const res = await this.post(JSON.stringify(body), ctx.signal, SSE_ACCEPT);
+    const res = await this.http.postOk(MESSAGES_PATH, JSON.stringify(body), ctx.signal, SSE_ACCEPT);
     return new AnthropicChunkStream(res.headers, this.http.text(res, ctx.signal), this.created(), prefillTrim);
   }
 
   close(): Promise<void> {
     return this.http.close();
-  }
-
-  /** POST and require a 2xx; a non-2xx body is classified with Anthropic's corrections. */
-  private async post(body: string, signal: AbortSignal, extra?: Record<string, string>): Promise<UpstreamResponse> {
-    const res = await this.http.post(MESSAGES_PATH, body, signal, extra);
-    if (res.status >= 200 && res.status < 300) return res;
-    let text: string;
-    try {
-      text = await res.body.text();
-    } catch (err) {
-      throw this.http.transportError(err, signal);
-    }
-    throw anthropicErrorFromResponse(res.status, text, res.headers, this.clock.now());
   }
 
   private created(): number {

@@ -7,6 +7,7 @@
 import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { CohereEmbedRequest, CohereEmbedResponse } from './wire.js';
+import { float32Base64 } from '../../protocol/embedding-base64.js';
 
 const FLOAT: ['float'] = ['float'];
 
@@ -36,8 +37,3 @@ export function fromCohereEmbed(value: unknown, model: string, encoding: Embeddi
   return { object: 'list', data, model, usage: { prompt_tokens: prompt, total_tokens: prompt } };
 }
 
-function float32Base64(v: number[]): string {
-  const buf = Buffer.allocUnsafe(v.length * 4);
-  for (let i = 0; i < v.length; i++) buf.writeFloatLE(v[i]!, i * 4);
-  return buf.toString('base64');
-}

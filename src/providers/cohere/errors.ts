@@ -6,7 +6,7 @@
  */
 import { UpstreamError, type ErrorCategory } from '../../resilience/upstream-error.js';
 
-export function fixCohereError(err: Error): Error {
+export function fixCohereError<E extends Error>(err: E): E | UpstreamError {
   if (!(err instanceof UpstreamError)) return err;
   let category: ErrorCategory | undefined;
   if (err.status === 498) category = 'auth';

@@ -3,7 +3,8 @@
  * from the OpenAI shapes. Thin: conversion lives in request/response/stream/
  * embeddings, error fix-ups in errors.
  */
-import { HttpUpstream, type UpstreamResponse } from '../http.js';
+import { HttpUpstream, parseJsonBody } from '../http.js';
+import { errorFromResponse } from '../../resilience/classify.js';
 import type {
   AdapterDeps,
   AttemptContext,
@@ -22,7 +23,6 @@ import { fromCohereEmbed, toCohereEmbed } from './embeddings.js';
 import { fixCohereError } from './errors.js';
 
 const SSE_ACCEPT = { accept: 'text/event-stream' };
-const decoder = new TextDecoder();
 
 export class CohereAdapter implements ProviderAdapter {
   private readonly http: HttpUpstream;
@@ -36,26 +36,27 @@ export class CohereAdapter implements ProviderAdapter {
       connections: provider.maxConnections,
       headers: { ...auth, ...provider.headers },
       clock: deps.clock,
+      errorFromResponse: (status, body, headers, now) => fixCohereError(errorFromResponse(status, body, headers, now)),
     });
   }
 
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
     const body = JSON.stringify(toCohereRequest(req, ctx.model, false));
-    const res = await this.post('/v2/chat', body, ctx.signal);
-    const value = parseBody(await this.http.bytes(res, ctx.signal));
+    const res = await this.http.postOk('/v2/chat', body, ctx.signal);
+    const value = parseJsonBody(await this.http.bytes(res, ctx.signal));
     return { response: fromCohereResponse(value, ctx.model, this.created()), headers: res.headers };
   }
 
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
     const body = JSON.stringify(toCohereRequest(req, ctx.model, true));
-    const res = await this.post('/v2/chat', body, ctx.signal, SSE_ACCEPT);
+    const res = await this.http.postOk('/v2/chat', body, ctx.signal, SSE_ACCEPT);
     return new CohereChunkStream(res.headers, this.http.text(res, ctx.signal), ctx.model, this.created(), `chatcmpl-${ctx.requestId}`);
   }
 
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
     const body = JSON.stringify(toCohereEmbed(req, ctx.model));
-    const res = await this.post('/v2/embed', body, ctx.signal);
-    const value = parseBody(await this.http.bytes(res, ctx.signal));
+    const res = await this.http.postOk('/v2/embed', body, ctx.signal);
+    const value = parseJsonBody(await this.http.bytes(res, ctx.signal));
     return { response: fromCohereEmbed(value, ctx.model, req.encoding_format), headers: res.headers };
   }
 
@@ -63,22 +64,8 @@ export class CohereAdapter implements ProviderAdapter {
     return this.http.close();
   }
 
-  private async post(path: string, body: string, signal: AbortSignal, headers?: Record<string, string>): Promise<UpstreamResponse> {
-    const res = await this.http.post(path, body, signal, headers);
-    if (res.status >= 200 && res.status < 300) return res;
-    throw fixCohereError(await this.http.errorOf(res, signal));
-  }
-
   private created(): number {
     return Math.floor(this.deps.clock.now() / 1000);
-  }
-}
-
-function parseBody(raw: Uint8Array): unknown {
-  try {
-    return JSON.parse(decoder.decode(raw));
-  } catch {
-    throw new UpstreamError({ category: 'server', message: 'cohere sent a malformed JSON body' });
   }
 }
 

@@ -8,6 +8,7 @@ import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../pro
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { invalidRequest } from './errors.js';
 import type { BatchEmbedContentsRequest, BatchEmbedContentsResponse } from './wire.js';
+import { float32Base64 } from '../../protocol/embedding-base64.js';
 
 /** The texts of an embeddings request; token arrays have no Gemini equivalent. */
 export function embeddingTexts(req: EmbeddingsRequest): string[] {
@@ -36,13 +37,6 @@ export function estimateTokens(texts: string[]): number {
   return Math.ceil(chars / 4);
 }
 
-/** OpenAI's base64 format: little-endian float32 bytes. */
-function toBase64(values: number[]): string {
-  const buf = Buffer.alloc(values.length * 4);
-  for (let i = 0; i < values.length; i++) buf.writeFloatLE(values[i]!, i * 4);
-  return buf.toString('base64');
-}
-
 export function fromBatchEmbedResponse(
   body: BatchEmbedContentsResponse,
   texts: string[],
@@ -55,7 +49,7 @@ export function fromBatchEmbedResponse(
   }
   const data: Embedding[] = list.map((e, index) => {
     const values = Array.isArray(e?.values) ? e.values : [];
-    return { object: 'embedding', index, embedding: encoding === 'base64' ? toBase64(values) : values };
+    return { object: 'embedding', index, embedding: encoding === 'base64' ? float32Base64(values) : values };
   });
   const reported = body.usageMetadata?.promptTokenCount;
   const tokens = typeof reported === 'number' && reported >= 0 ? reported : estimateTokens(texts);

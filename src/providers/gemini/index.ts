@@ -4,7 +4,7 @@
  * and `:batchEmbedContents`, the key in `x-goog-api-key` — never in the URL,
  * where access logs and error messages would keep it.
  */
-import { HttpUpstream, type UpstreamResponse } from '../http.js';
+import { HttpUpstream, parseJsonBody } from '../http.js';
 import type {
   AdapterDeps,
   AttemptContext,
@@ -26,7 +26,6 @@ import type { BatchEmbedContentsResponse, GenerateContentResponse } from './wire
 
 export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
 const SSE_ACCEPT = { accept: 'text/event-stream' };
-const decoder = new TextDecoder();
 
 /**
  * `/models/NAME` with NAME as one encoded path segment: request data (the
@@ -53,6 +52,7 @@ export class GeminiAdapter implements ProviderAdapter {
       connections: provider.maxConnections,
       headers: { ...(provider.apiKey ? { 'x-goog-api-key': provider.apiKey } : {}), ...provider.headers },
       clock: deps.clock,
+      errorFromResponse: geminiErrorFromResponse,
     });
     this.clock = deps.clock;
     this.prefix = /\/v1(?:alpha|beta)?\d*$/.test(this.http.basePath) ? '' : '/v1beta';
@@ -60,7 +60,7 @@ export class GeminiAdapter implements ProviderAdapter {
 
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
     const body = JSON.stringify(toGenerateContentRequest(req));
-    const res = await this.post(`${this.prefix}${modelPath(ctx.model)}:generateContent`, body, ctx.signal);
+    const res = await this.http.postOk(`${this.prefix}${modelPath(ctx.model)}:generateContent`, body, ctx.signal);
     const parsed = parseObject<GenerateContentResponse>(await this.http.bytes(res, ctx.signal));
     const response = toChatCompletion(parsed, {
       model: ctx.model,
@@ -73,7 +73,7 @@ export class GeminiAdapter implements ProviderAdapter {
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
     const body = JSON.stringify(toGenerateContentRequest(req));
     const path = `${this.prefix}${modelPath(ctx.model)}:streamGenerateContent?alt=sse`;
-    const res = await this.post(path, body, ctx.signal, SSE_ACCEPT);
+    const res = await this.http.postOk(path, body, ctx.signal, SSE_ACCEPT);
     return new GeminiChunkStream(res.headers, this.http.text(res, ctx.signal), {
       model: ctx.model,
       requestId: ctx.requestId,
@@ -85,7 +85,7 @@ export class GeminiAdapter implements ProviderAdapter {
     const texts = embeddingTexts(req);
     const dimensions = typeof req.dimensions === 'number' ? req.dimensions : undefined;
     const body = JSON.stringify(toBatchEmbedRequest(texts, ctx.model, dimensions));
-    const res = await this.post(`${this.prefix}${modelPath(ctx.model)}:batchEmbedContents`, body, ctx.signal);
+    const res = await this.http.postOk(`${this.prefix}${modelPath(ctx.model)}:batchEmbedContents`, body, ctx.signal);
     const parsed = parseObject<BatchEmbedContentsResponse>(await this.http.bytes(res, ctx.signal));
     return { response: fromBatchEmbedResponse(parsed, texts, ctx.model, req.encoding_format), headers: res.headers };
   }
@@ -93,29 +93,11 @@ export class GeminiAdapter implements ProviderAdapter {
   close(): Promise<void> {
     return this.http.close();
   }
-
-  /** POST and require a 2xx; anything else becomes a Gemini-classified UpstreamError. */
-  private async post(path: string, body: string, signal: AbortSignal, headers?: Record<string, string>): Promise<UpstreamResponse> {
-    const res = await this.http.post(path, body, signal, headers);
-    if (res.status >= 200 && res.status < 300) return res;
-    let text: string;
-    try {
-      text = await res.body.text();
-    } catch (err) {
-      throw this.http.transportError(err, signal);
-    }
-    throw geminiErrorFromResponse(res.status, text, res.headers, this.clock.now());
-  }
 }
 
 /** A 2xx body that must be a JSON object; anything else is the upstream's fault. */
 function parseObject<T>(raw: Uint8Array): T {
-  let value: unknown;
-  try {
-    value = JSON.parse(decoder.decode(raw));
-  } catch {
-    throw new UpstreamError({ category: 'server', message: 'upstream sent a malformed JSON body' });
-  }
+  const value = parseJsonBody(raw);
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
     throw new UpstreamError({ category: 'server', message: 'upstream sent a JSON body that is not an object' });
   }

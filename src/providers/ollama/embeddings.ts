@@ -6,6 +6,7 @@
 import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { OllamaEmbedRequest, OllamaEmbedResponse } from './wire.js';
+import { float32Base64 } from '../../protocol/embedding-base64.js';
 
 export function toOllamaEmbed(req: EmbeddingsRequest, model: string): OllamaEmbedRequest {
   const input = req.input;
@@ -31,8 +32,3 @@ export function fromOllamaEmbed(value: unknown, model: string, encoding: Embeddi
   return { object: 'list', data, model, usage: { prompt_tokens: prompt, total_tokens: prompt } };
 }
 
-function float32Base64(v: number[]): string {
-  const buf = Buffer.allocUnsafe(v.length * 4);
-  for (let i = 0; i < v.length; i++) buf.writeFloatLE(v[i]!, i * 4);
-  return buf.toString('base64');
-}

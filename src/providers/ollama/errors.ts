@@ -6,7 +6,7 @@
  */
 import { UpstreamError } from '../../resilience/upstream-error.js';
 
-export function fixOllamaError(err: Error): Error {
+export function fixOllamaError<E extends Error>(err: E): E | UpstreamError {
   if (!(err instanceof UpstreamError) || err.status !== 503 || err.category === 'overloaded') return err;
   return new UpstreamError({
     category: 'overloaded',

@@ -4,7 +4,8 @@
  * configured as an `openai` provider.) An `apiKey`, when set, goes as a Bearer
  * token for hosted Ollama or an authenticating proxy.
  */
-import { HttpUpstream, type UpstreamResponse } from '../http.js';
+import { HttpUpstream, parseJsonBody } from '../http.js';
+import { errorFromResponse } from '../../resilience/classify.js';
 import type {
   AdapterDeps,
   AttemptContext,
@@ -24,7 +25,6 @@ import { fixOllamaError } from './errors.js';
 
 const NDJSON_ACCEPT = { accept: 'application/x-ndjson' };
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
-const decoder = new TextDecoder();
 
 export class OllamaAdapter implements ProviderAdapter {
   private readonly http: HttpUpstream;
@@ -40,6 +40,7 @@ export class OllamaAdapter implements ProviderAdapter {
       connections: provider.maxConnections,
       headers: { ...auth, ...provider.headers },
       clock: deps.clock,
+      errorFromResponse: (status, body, headers, now) => fixOllamaError(errorFromResponse(status, body, headers, now)),
     });
     const random = deps.random;
     this.newToolId = () => {
@@ -51,8 +52,8 @@ export class OllamaAdapter implements ProviderAdapter {
 
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
     const body = JSON.stringify(toOllamaRequest(req, ctx.model, false));
-    const res = await this.post('/api/chat', body, ctx.signal);
-    const value = parseBody(await this.http.bytes(res, ctx.signal));
+    const res = await this.http.postOk('/api/chat', body, ctx.signal);
+    const value = parseJsonBody(await this.http.bytes(res, ctx.signal));
     return {
       response: fromOllamaResponse(value, ctx.model, this.created(), `chatcmpl-${ctx.requestId}`, this.newToolId),
       headers: res.headers,
@@ -61,7 +62,7 @@ export class OllamaAdapter implements ProviderAdapter {
 
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
     const body = JSON.stringify(toOllamaRequest(req, ctx.model, true));
-    const res = await this.post('/api/chat', body, ctx.signal, NDJSON_ACCEPT);
+    const res = await this.http.postOk('/api/chat', body, ctx.signal, NDJSON_ACCEPT);
     return new OllamaChunkStream(
       res.headers,
       this.http.text(res, ctx.signal),
@@ -74,8 +75,8 @@ export class OllamaAdapter implements ProviderAdapter {
 
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
     const body = JSON.stringify(toOllamaEmbed(req, ctx.model));
-    const res = await this.post('/api/embed', body, ctx.signal);
-    const value = parseBody(await this.http.bytes(res, ctx.signal));
+    const res = await this.http.postOk('/api/embed', body, ctx.signal);
+    const value = parseJsonBody(await this.http.bytes(res, ctx.signal));
     return { response: fromOllamaEmbed(value, ctx.model, req.encoding_format), headers: res.headers };
   }
 
@@ -83,22 +84,8 @@ export class OllamaAdapter implements ProviderAdapter {
     return this.http.close();
   }
 
-  private async post(path: string, body: string, signal: AbortSignal, headers?: Record<string, string>): Promise<UpstreamResponse> {
-    const res = await this.http.post(path, body, signal, headers);
-    if (res.status >= 200 && res.status < 300) return res;
-    throw fixOllamaError(await this.http.errorOf(res, signal));
-  }
-
   private created(): number {
     return Math.floor(this.deps.clock.now() / 1000);
-  }
-}
-
-function parseBody(raw: Uint8Array): unknown {
-  try {
-    return JSON.parse(decoder.decode(raw));
-  } catch {
-    throw new UpstreamError({ category: 'server', message: 'ollama sent a malformed JSON body' });
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../protocol/openai.js';
 import { fnv1a, seededRandom } from './hash.js';
+import { float32Base64 } from '../../protocol/embedding-base64.js';
 
 const DEFAULT_DIMENSIONS = 8;
 
@@ -16,7 +17,7 @@ export function simulateEmbeddings(req: EmbeddingsRequest, model: string): Embed
   const data: Embedding[] = inputs.map((input, index) => {
     tokens += input.tokens;
     const vector = unitVector(input.key, dims);
-    return { object: 'embedding', index, embedding: base64 ? toBase64(vector) : vector };
+    return { object: 'embedding', index, embedding: base64 ? float32Base64(vector) : vector };
   });
   return { object: 'list', data, model, usage: { prompt_tokens: tokens, total_tokens: tokens } };
 }
@@ -56,8 +57,3 @@ function tokenInput(tokens: number[]): Input {
   return { key: tokens.join(','), tokens: tokens.length };
 }
 
-/** Little-endian float32 bytes, as OpenAI encodes them. */
-function toBase64(v: number[]): string {
-  const f = Float32Array.from(v);
-  return Buffer.from(f.buffer, f.byteOffset, f.byteLength).toString('base64');
-}
