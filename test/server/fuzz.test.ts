@@ -11,14 +11,10 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Pool } from 'undici';
+import { Writable } from 'node:stream';
 import { parseConfig } from '../../src/config/parse.js';
-import { createGateway } from '../../src/core/gateway.js';
-import { invalidRequest } from '../../src/core/errors.js';
-import { createObservability, type Observability } from '../../src/observability/create-observability.js';
-import { EventBus } from '../../src/observability/events.js';
-import { createSilentLogger } from '../../src/observability/logger.js';
-import { isFilterError, parseTraceFilter } from '../../src/observability/traces-api.js';
-import { createSwitchyardServer, type SwitchyardServer } from '../../src/server/http-server.js';
+import { startSwitchyard, type RunningSwitchyard } from '../../src/core/start.js';
+import { createLogger } from '../../src/observability/logger.js';
 import { fuzzCase, type FuzzCase, type FuzzEnv, type HttpCase, type RawCase } from './fuzz-cases.js';
 import { chatBody, isErrorShape, rawExchange, sseData, type RawResponse } from './wire.js';
 
@@ -31,8 +27,7 @@ const ENV: FuzzEnv = { maxBodyBytes: 256 * 1024, key: 'sk-fuzz-key-000111', limi
 const REQUEST_TIMEOUT_MS = 1500;
 const HEADERS_TIMEOUT_MS = 1000;
 
-let server: SwitchyardServer;
-let observability: Observability;
+let running: RunningSwitchyard;
 let port: number;
 const internalErrors: unknown[] = [];
 const unhandled: unknown[] = [];
@@ -58,31 +53,24 @@ beforeAll(async () => {
     },
     { FUZZ_KEY: ENV.key, LIMITED_KEY: ENV.limitedKey, ADMIN: ENV.adminKey },
   );
-  // The same wiring as core/start.ts, with the server's timeouts shortened.
-  const bus = new EventBus();
-  observability = createObservability(bus, config, { logger: createSilentLogger() });
-  const gateway = createGateway(config, { bus });
-  server = createSwitchyardServer(
-    gateway,
-    {
-      traces(params) {
-        const f = parseTraceFilter(params);
-        if (isFilterError(f)) throw invalidRequest(f.error);
-        return { object: 'list', data: observability.traces.query(f) };
-      },
-      trace: (id) => observability.traces.get(id),
-      metrics: async () => ({ contentType: observability.metrics.contentType, body: await observability.metrics.render() }),
-      readiness: () => ({ ok: true }),
-      onInternalError: (err) => internalErrors.push(err),
+  // The real composition, with the server's timeouts shortened; internal errors are read back from the log.
+  const log = new Writable({
+    write(line: Buffer, _enc, done) {
+      if (line.toString().includes('"internal_error"')) internalErrors.push(line.toString());
+      done();
     },
-    { requestTimeoutMs: REQUEST_TIMEOUT_MS, headersTimeoutMs: HEADERS_TIMEOUT_MS, timeoutCheckIntervalMs: 100 },
-  );
-  port = (await server.listen(0, '127.0.0.1')).port;
+  });
+  running = await startSwitchyard(config, {
+    port: 0,
+    host: '127.0.0.1',
+    observability: { logger: createLogger({ destination: log, level: 'error' }) },
+    server: { requestTimeoutMs: REQUEST_TIMEOUT_MS, headersTimeoutMs: HEADERS_TIMEOUT_MS, timeoutCheckIntervalMs: 100 },
+  });
+  port = running.port;
 });
 
 afterAll(async () => {
-  await server?.close(0);
-  await observability?.close();
+  await running?.close(0);
   process.off('unhandledRejection', onUnhandled);
   process.off('uncaughtException', onUncaught);
 });
@@ -203,9 +191,9 @@ it(`survives ${TOTAL} malformed or hostile requests and then serves a valid one`
 
   // Nothing left behind: no request in flight, no socket open once the clients are gone.
   await pool.close();
-  await expect.poll(() => server.inFlight, { timeout: 5000 }).toBe(0);
+  await expect.poll(() => running.server.inFlight, { timeout: 5000 }).toBe(0);
   await expect
-    .poll(() => new Promise<number>((resolve) => server.server.getConnections((_, n) => resolve(n))), { timeout: 5000 })
+    .poll(() => new Promise<number>((resolve) => running.server.server.getConnections((_, n) => resolve(n))), { timeout: 5000 })
     .toBe(0);
 
   // And the gateway still serves, buffered and streamed.
