@@ -53,6 +53,7 @@ export interface AttemptInput {
   /** ms left before the request's deadline. */
   remainingMs: number;
   trace: AttemptTrace;
+  requestId: string;
 }
 
 export interface Attempted<T> {
@@ -131,6 +132,7 @@ export class Executor {
             scope,
             remainingMs: run.deadlineAt - clock.now(),
             trace,
+            requestId: run.id,
           });
           const ms = performance.now() - t0;
           run.waitedMs += ms;

@@ -1,0 +1,76 @@
+/**
+ * The streamed chat path: run the chain to a commit point, then hand the
+ * client a LiveStream that can resume on a prefill-capable candidate if the
+ * upstream breaks after the first token.
+ */
+import type { ResilienceConfig } from '../config/types.js';
+import type { ChatRequest } from '../protocol/openai.js';
+import type { Candidate } from '../routing/chain.js';
+import { supports, type Requirements } from '../routing/requirements.js';
+import type { AttemptInput, Executor } from '../resilience/executor.js';
+import type { Health } from '../resilience/health.js';
+import { LiveStream } from '../resilience/live-stream.js';
+import { openUntilCommit } from '../resilience/stream-attempt.js';
+import type { Clock } from './clock.js';
+import { GatewayError } from './errors.js';
+import type { RequestLifecycle } from './request-lifecycle.js';
+import { metaOf } from './request-meta.js';
+import type { ChatStreamResponse } from './gateway.js';
+
+export interface StreamDeps {
+  executor: Executor;
+  health: Health;
+  clock: Clock;
+  resilience: ResilienceConfig;
+}
+
+const attemptStream = (req: ChatRequest, resume: boolean) => (input: AttemptInput) => {
+  if (resume) input.trace.resume = true;
+  return openUntilCommit(input, req, input.requestId);
+};
+
+export async function chatStream(
+  deps: StreamDeps,
+  req: ChatRequest,
+  requirements: Requirements,
+  life: RequestLifecycle,
+  contentPolicyChain: () => Candidate[],
+): Promise<ChatStreamResponse> {
+  const { executor, health, clock, resilience } = deps;
+  const { run, chain, estimatedTokens } = life;
+  let first;
+  try {
+    first = await executor.run(run, chain, attemptStream(req, false), { estimatedTokens, contentPolicyChain, keepScope: true });
+  } catch (err) {
+    run.streamOutcome = 'failed_before_commit';
+    life.finish(err);
+    throw err;
+  }
+  // Committed: the stall timer guards a flowing stream from here; the client link stays until it ends.
+  life.clearDeadline();
+  run.ttftMs = first.value.ttftMs;
+  run.markResponseStart();
+
+  // Resume on the same deployment first, then the chain's others: only prefill-capable, healthy ones.
+  const resumeCandidates = (): Candidate[] => {
+    const current = run.served!;
+    const rest = chain.filter((c) => c.deployment.key !== current.deployment.key);
+    return [current, ...rest].filter((c) => supports(c.deployment, 'prefill') && health.available(c.deployment.stateKey));
+  };
+  const live = new LiveStream(first, {
+    run,
+    health,
+    cfg: resilience,
+    includeUsage: req.stream_options?.include_usage === true,
+    promptTokensEstimate: requirements.estimatedTokens - (req.max_completion_tokens ?? req.max_tokens ?? 0),
+    resume: async (prefill) => {
+      const candidates = resumeCandidates();
+      if (candidates.length === 0) throw new GatewayError(503, 'all_candidates_unavailable', 'no prefill-capable candidate');
+      const continued: ChatRequest = { ...req, messages: [...req.messages, { role: 'assistant', content: prefill }] };
+      run.deadlineAt = clock.now() + resilience.deadlineMs;
+      return executor.run(run, candidates, attemptStream(continued, true), { estimatedTokens, keepScope: true, failFastAsFailover: true });
+    },
+    onEnd: () => life.finish(),
+  });
+  return { stream: true, meta: metaOf(run), [Symbol.asyncIterator]: () => live[Symbol.asyncIterator]() };
+}

@@ -1,0 +1,140 @@
+/**
+ * One request from admission to its trace: identity, key policy, data class,
+ * the candidate chain, the client-key quota, the request-level signal (client
+ * gone, deadline), and the single trace emitted at the end — whatever the
+ * outcome, including refusals before routing, so operators see those too.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Config, KeyConfig } from '../config/types.js';
+import type { EventBus } from '../observability/events.js';
+import { costUsd } from '../observability/cost.js';
+import type { KeyLimiter } from '../limits/key-limiter.js';
+import type { Catalog } from '../routing/catalog.js';
+import { buildChain, type Candidate, type ChainScope } from '../routing/chain.js';
+import { effectiveDataClass, requiresLocal } from '../routing/privacy.js';
+import type { Requirements } from '../routing/requirements.js';
+import { CLIENT_GONE, DEADLINE } from '../resilience/abort.js';
+import type { Lease } from '../resilience/executor.js';
+import { RequestRun } from '../resilience/run.js';
+import type { Clock, Random, TimerHandle } from './clock.js';
+import { GatewayError } from './errors.js';
+import { REQUEST_ID_RE, upstreamAttempts } from './request-meta.js';
+
+export interface LifecycleDeps {
+  config: Config;
+  clock: Clock;
+  random: Random;
+  catalog: Catalog;
+  keyLimiter: KeyLimiter;
+  bus: EventBus;
+  /** Exact token counts cost real CPU; only worth it where a token limit is configured. */
+  countTokens: boolean;
+}
+
+export interface RequestContext {
+  /** Aborts the request (client gone). */
+  signal?: AbortSignal;
+  headers?: Record<string, string | string[] | undefined>;
+  key?: KeyConfig | null;
+}
+
+const header = (h: RequestContext['headers'], name: string): string | undefined => {
+  const v = h?.[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+export class RequestLifecycle {
+  readonly run: RequestRun;
+  readonly chain: Candidate[];
+  readonly scope: ChainScope;
+  readonly estimatedTokens: number;
+  private readonly keyLease: Lease | undefined;
+  private readonly deadline: TimerHandle;
+  private readonly unlinkClient: () => void;
+
+  /** Admit a request, or throw the contract's refusal (403, 404, 400, 429) after tracing it. */
+  constructor(
+    private readonly deps: LifecycleDeps,
+    model: string,
+    stream: boolean,
+    endpoint: 'chat' | 'embeddings',
+    requirements: Requirements,
+    ctx: RequestContext,
+    exactTokens: (model: string) => number,
+  ) {
+    const { config, clock } = deps;
+    const key = ctx.key ?? null;
+    const rid = header(ctx.headers, 'x-request-id');
+    const now = clock.now();
+    const controller = new AbortController();
+    this.run = new RequestRun(
+      rid && REQUEST_ID_RE.test(rid) ? rid : randomUUID(),
+      now,
+      model,
+      key?.id ?? null,
+      key?.dataClass ?? config.privacy.defaultDataClass,
+      stream,
+      endpoint,
+      controller.signal,
+      now + config.resilience.deadlineMs,
+    );
+    try {
+      if (key?.models && !key.models.includes(model)) {
+        throw new GatewayError(403, 'model_not_allowed', `This key may not use the model '${model}'`, 'model');
+      }
+      this.run.dataClass = effectiveDataClass(this.run.dataClass, header(ctx.headers, 'x-switchyard-data-class'));
+      this.scope = { requirements, localOnly: requiresLocal(this.run.dataClass, key) };
+      this.chain = buildChain(deps.catalog, model, this.scope, deps.random);
+      this.estimatedTokens = deps.countTokens ? exactTokens(this.chain[0]!.deployment.model) : requirements.estimatedTokens;
+      if (key) {
+        const k = deps.keyLimiter.check(key, this.estimatedTokens);
+        if (!k.ok) {
+          const s = Math.max(1, Math.ceil(k.retryAfterMs / 1000));
+          throw new GatewayError(429, 'rate_limited', `This key's rate limit is exhausted (rpm ${key.rpm ?? '-'}, tpm ${key.tpm ?? '-'}); retry after ${s} s`, null, s);
+        }
+        this.keyLease = k.lease;
+      }
+    } catch (err) {
+      this.emit(err);
+      throw err;
+    }
+    const onClientAbort = () => controller.abort(CLIENT_GONE());
+    if (ctx.signal?.aborted) onClientAbort();
+    else ctx.signal?.addEventListener('abort', onClientAbort, { once: true });
+    this.unlinkClient = () => ctx.signal?.removeEventListener('abort', onClientAbort);
+    this.deadline = clock.setTimer(() => controller.abort(DEADLINE()), config.resilience.deadlineMs);
+  }
+
+  /** A committed stream is bounded by its stall timer, not the deadline. */
+  clearDeadline(): void {
+    this.deadline.clear();
+  }
+
+  /** The request is over: release its timers and listeners, settle the key quota, emit its one trace. */
+  finish(err?: unknown): void {
+    this.deadline.clear();
+    this.unlinkClient();
+    const run = this.run;
+    // Refused before any upstream call (all throttled, cooling or open; deadline): nothing spent, no quota used.
+    if (err !== undefined && upstreamAttempts(run) === 0) this.keyLease?.cancel();
+    else this.keyLease?.reconcile(run.usage?.total_tokens);
+    const u = run.usage;
+    if (u) run.costUsd = costUsd(run.served?.deployment.price, { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens });
+    this.emit(err);
+  }
+
+  private emit(err: unknown): void {
+    const run = this.run;
+    if (err !== undefined) {
+      if (err instanceof GatewayError) {
+        run.status = err.status;
+        run.errorCode = err.code;
+      } else {
+        run.status = 499;
+        run.errorCode = 'client_closed_request';
+      }
+    }
+    const trace = run.finish();
+    if (trace) this.deps.bus.emit('request', trace);
+  }
+}
