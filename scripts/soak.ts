@@ -4,6 +4,7 @@
  * 5xx, hangs, resets, streams cut mid-answer) and one healthy — printing every
  * client-visible error by kind (the bar is zero, apart from streams broken
  * after their first chunk, which are counted) and the heap before and after.
+ * Faults: 429 bursts, 5xx, hangs, resets, streams cut or stalled mid-answer.
  *
  *   npm run soak                    # 10 minutes
  *   npm run soak -- --seconds 20    # the short version CI runs as a test
@@ -46,6 +47,7 @@ function faults(seconds: number, seedShift: number): FaultRule[] {
     { kind: 'hang', probability: 0.01 },
     { kind: 'reset', probability: 0.03 },
     { kind: 'stream_abort', afterChunks: 3, probability: 0.08 },
+    { kind: 'stall', afterChunks: 2, probability: 0.02 },
   );
   return rules;
 }

@@ -129,7 +129,7 @@ function finalize(d: ConfigDocument): Config {
 }
 
 function faultDefaults(f: FaultRule): FaultRule {
-  return f.kind === 'stream_abort' && f.afterChunks === undefined
+  return (f.kind === 'stream_abort' || f.kind === 'stall') && f.afterChunks === undefined
     ? { ...f, afterChunks: DEFAULTS.simulate.streamAbortAfterChunks }
     : f;
 }

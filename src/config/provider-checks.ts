@@ -12,12 +12,12 @@ import type { FaultKind, ProviderType } from './types.js';
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const BAD_HEADER_VALUE = /[\r\n\0]/;
 
-/** Fault fields and the one kind each belongs to. */
-const FAULT_FIELD_KIND: Readonly<Record<string, FaultKind>> = {
-  status: 'status',
-  retryAfterS: 'rate_limit',
-  afterChunks: 'stream_abort',
-  delayMs: 'slow',
+/** Fault fields and the kinds they belong to. */
+const FAULT_FIELD_KINDS: Readonly<Record<string, readonly FaultKind[]>> = {
+  status: ['status'],
+  retryAfterS: ['rate_limit'],
+  afterChunks: ['stream_abort', 'stall'],
+  delayMs: ['slow'],
 };
 // A `status` fault without a status answers 500 (the simulator's default); a `slow` one without a delay would do nothing.
 const FAULT_REQUIRED: Partial<Record<FaultKind, string>> = { slow: 'delayMs' };
@@ -64,8 +64,8 @@ function checkFault(f: Obj, at: PathSegment[]): string[] {
   if (kind === undefined) return out;
   const required = FAULT_REQUIRED[kind];
   if (required !== undefined && f[required] === undefined) out.push(problem([...at, required], `required for kind ${kind}`));
-  for (const [field, owner] of Object.entries(FAULT_FIELD_KIND)) {
-    if (f[field] !== undefined && owner !== kind) out.push(problem([...at, field], `only for kind ${owner}`));
+  for (const [field, owners] of Object.entries(FAULT_FIELD_KINDS)) {
+    if (f[field] !== undefined && !owners.includes(kind)) out.push(problem([...at, field], `only for kind ${owners.join(' or ')}`));
   }
   if (typeof f.fromMs === 'number' && typeof f.toMs === 'number' && f.toMs <= f.fromMs) {
     out.push(problem([...at, 'toMs'], 'must be greater than fromMs'));

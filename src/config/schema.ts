@@ -29,7 +29,7 @@ export const PROVIDER_TYPES = every<ProviderType>()([
 export const STRATEGIES = every<Strategy>()(['weighted', 'latency', 'ttft', 'throughput', 'least-busy', 'usage', 'cost']);
 export const CAPABILITIES = every<Capability>()(['tools', 'vision', 'json', 'prefill', 'streaming', 'embeddings']);
 export const DATA_CLASSES = every<DataClass>()(['public', 'internal', 'confidential', 'restricted']);
-export const FAULT_KINDS = every<FaultKind>()(['rate_limit', 'status', 'hang', 'reset', 'stream_abort', 'slow']);
+export const FAULT_KINDS = every<FaultKind>()(['rate_limit', 'status', 'hang', 'reset', 'stream_abort', 'stall', 'slow']);
 
 const posInt = () => z.number().int().positive();
 const nonNegInt = () => z.number().int().min(0);

@@ -52,7 +52,7 @@ export interface ResilienceConfig extends TimeoutConfig {
 }
 
 /** Fault scripts for `simulated` providers (and the loopback fault servers in tests). */
-export type FaultKind = 'rate_limit' | 'status' | 'hang' | 'reset' | 'stream_abort' | 'slow';
+export type FaultKind = 'rate_limit' | 'status' | 'hang' | 'reset' | 'stream_abort' | 'stall' | 'slow';
 
 export interface FaultRule {
   kind: FaultKind;
@@ -64,7 +64,7 @@ export interface FaultRule {
   status?: number;
   /** For rate_limit: Retry-After in seconds (omitted: no header). */
   retryAfterS?: number;
-  /** For stream_abort: chunks sent before the cut. */
+  /** For stream_abort and stall: content chunks sent before the cut or the silence. */
   afterChunks?: number;
   /** For slow: extra latency in ms. */
   delayMs?: number;

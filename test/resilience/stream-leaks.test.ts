@@ -18,6 +18,7 @@ function resources(): Record<string, number> {
 
 const FAULTS = [
   { kind: 'stream_abort', afterChunks: 2, probability: 0.15 },
+  { kind: 'stall', afterChunks: 3, probability: 0.05 },
   { kind: 'reset', probability: 0.05 },
   { kind: 'status', status: 503, probability: 0.05 },
   { kind: 'rate_limit', retryAfterS: 0, probability: 0.05 },

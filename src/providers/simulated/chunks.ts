@@ -17,6 +17,8 @@ export interface ChunkOptions {
   includeUsage: boolean;
   /** Stop after this many content chunks, before the finish chunk (a cut stream). */
   cutAfter?: number;
+  /** After this many content chunks, go silent until aborted (a stalled stream). */
+  stallAfter?: number;
 }
 
 export type ChunkTiming = Pick<SimulateConfig, 'ttftMs' | 'tokensPerSecond'>;
@@ -39,6 +41,7 @@ export async function* replyChunks(
   const deltas = contentDeltas(reply);
   const total = opts.cutAfter === undefined ? deltas.length : Math.min(opts.cutAfter, deltas.length);
   for (let i = 0; i < total; i++) {
+    if (i === opts.stallAfter) await silence(signal);
     await waitUntil(clock, opts.startAt + timing.ttftMs + i * interval, signal);
     yield chunk(deltas[i]!);
   }
@@ -83,4 +86,12 @@ async function waitUntil(clock: Clock, at: number, signal: AbortSignal): Promise
   // No timer for a due chunk: a virtual clock would otherwise need a tick per chunk.
   if (ms > 0) await clock.sleep(ms, signal);
   else signal.throwIfAborted();
+}
+
+/** Nothing more, ever: only the consumer giving up (the signal) ends it. */
+function silence(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
 }

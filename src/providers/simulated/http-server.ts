@@ -134,6 +134,7 @@ export async function startFaultServer(opts: FaultServerOptions = {}): Promise<F
       startAt: clock.now(),
       includeUsage: body.stream_options?.include_usage === true,
       cutAfter,
+      stallAfter: plan.kind === 'stall' ? plan.afterChunks : undefined,
     });
     for await (const chunk of chunks) {
       const line = `data: ${JSON.stringify(chunk)}\n\n`;
@@ -154,11 +155,13 @@ export async function startFaultServer(opts: FaultServerOptions = {}): Promise<F
    */
   async function answer(req: IncomingMessage, res: ServerResponse, plan: Plan, signal: AbortSignal, streaming: boolean): Promise<boolean> {
     // Hang: never answer; the socket is freed when the client leaves or close() runs.
-    if (plan.kind === 'hang') return false;
+    if (plan.kind === 'hang' || (plan.kind === 'stall' && !streaming)) return false;
     const delay = sim.latencyMs + (plan.kind === 'ok' ? plan.extraDelayMs : 0);
     if (delay > 0) await clock.sleep(delay, signal);
     switch (plan.kind) {
       case 'ok':
+        return true;
+      case 'stall':
         return true;
       case 'stream_abort':
         if (streaming) return true;

@@ -240,3 +240,24 @@ describe('simulated adapter: embeddings', () => {
     expect(e.category).toBe('overloaded');
   });
 });
+
+describe('stall', () => {
+  it('streams afterChunks content chunks, then stays silent until the attempt is aborted', async () => {
+    const clock = new VirtualClock(0, false);
+    const provider: ProviderConfig = {
+      id: 'sim', type: 'simulated', baseUrl: 'simulated://local', locality: 'local', headers: {}, maxConnections: 1,
+      simulate: { latencyMs: 0, ttftMs: 0, tokensPerSecond: 1000, faults: [{ kind: 'stall', probability: 1, afterChunks: 2 }] },
+    };
+    const adapter = createSimulatedAdapter(provider, { clock, random: () => 0 });
+    const ac = new AbortController();
+    const stream = await adapter.chatStream({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }, { signal: ac.signal, model: 'm', requestId: 'r' });
+    const seen: string[] = [];
+    const done = (async () => {
+      for await (const c of stream) seen.push(c.choices[0]?.delta.content ?? '');
+    })().catch((e: unknown) => e);
+    await clock.advance(60_000);
+    expect(seen.filter((t) => t.length > 0)).toHaveLength(2);
+    ac.abort(new Error('stalled'));
+    expect(((await done) as Error).message).toBe('stalled');
+  });
+});

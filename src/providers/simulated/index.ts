@@ -19,6 +19,8 @@
  *   real upstream's answer.
  * - hang: never answers; waits for the attempt's signal.
  * - reset: after `latencyMs`, ECONNRESET as a transport error (`network`).
+ * - stall: `afterChunks` content chunks, then silence until the attempt is
+ *   aborted (the gateway's stall timer); on a buffered request it is a hang.
  * - stream_abort: `afterChunks` content chunks, then a `network` error; on a
  *   buffered request it is a reset.
  * Continuation: a request ending in an assistant prefill that is a prefix of the
@@ -77,6 +79,7 @@ export class SimulatedAdapter implements ProviderAdapter {
       startAt: this.deps.clock.now(),
       includeUsage: true,
       cutAfter,
+      stallAfter: plan.kind === 'stall' ? plan.afterChunks : undefined,
     });
     return new SimulatedChunkStream(chunks, cutAfter);
   }
@@ -95,13 +98,15 @@ export class SimulatedAdapter implements ProviderAdapter {
    * fault. Returns only for a 2xx answer (ok, or a stream that will be cut).
    */
   private async answer(plan: Plan, signal: AbortSignal, streaming: boolean): Promise<void> {
-    if (plan.kind === 'hang') return hang(signal);
+    if (plan.kind === 'hang' || (plan.kind === 'stall' && !streaming)) return hang(signal);
     const clock = this.deps.clock;
     const delay = this.sim.latencyMs + (plan.kind === 'ok' ? plan.extraDelayMs : 0);
     if (delay > 0) await clock.sleep(delay, signal);
     else signal.throwIfAborted();
     switch (plan.kind) {
       case 'ok':
+        return;
+      case 'stall':
         return;
       case 'stream_abort':
         if (streaming) return;

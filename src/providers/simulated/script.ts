@@ -13,7 +13,9 @@ export type Plan =
   | { kind: 'status'; status: number; message?: string }
   | { kind: 'hang' }
   | { kind: 'reset' }
-  | { kind: 'stream_abort'; afterChunks: number };
+  | { kind: 'stream_abort'; afterChunks: number }
+  /** Send `afterChunks` content chunks, then go silent with the connection open. */
+  | { kind: 'stall'; afterChunks: number };
 
 const RPM_WINDOW_MS = 60_000;
 const DEFAULT_STATUS = 500;
@@ -115,6 +117,8 @@ function planOf(rule: FaultRule): Plan {
       return { kind: 'reset' };
     case 'stream_abort':
       return { kind: 'stream_abort', afterChunks: rule.afterChunks ?? DEFAULT_AFTER_CHUNKS };
+    case 'stall':
+      return { kind: 'stall', afterChunks: rule.afterChunks ?? DEFAULT_AFTER_CHUNKS };
     case 'slow':
       return { kind: 'ok', extraDelayMs: rule.delayMs ?? 0 };
   }
