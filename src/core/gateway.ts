@@ -114,7 +114,8 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
     <T>(run: RequestRun, call: (adapter: ProviderAdapter, ctx: AttemptContext) => Promise<T>) =>
     ({ candidate, adapter, scope, trace }: AttemptInput): Promise<T> => {
       const t = candidate.deployment.timeouts.requestTimeoutMs;
-      scope.arm(Math.min(t, run.deadlineAt - clock.now()), 'attempt_timeout', `no answer within ${t} ms`);
+      // The deadline is enforced by the request's signal: arming for it here too would race it, and a lost race reads as an upstream timeout.
+      if (t < run.deadlineAt - clock.now()) scope.arm(t, 'attempt_timeout', `no answer within ${t} ms`);
       return call(adapter, { signal: scope.signal, model: candidate.deployment.model, requestId: run.id }).then((r) => {
         trace.status = 200;
         return r;

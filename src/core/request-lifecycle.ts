@@ -13,7 +13,7 @@ import type { Catalog } from '../routing/catalog.js';
 import { buildChain, type Candidate, type ChainScope } from '../routing/chain.js';
 import { effectiveDataClass, requiresLocal } from '../routing/privacy.js';
 import type { Requirements } from '../routing/requirements.js';
-import { CLIENT_GONE, DEADLINE } from '../resilience/abort.js';
+import { AttemptAborted, CLIENT_GONE, DEADLINE } from '../resilience/abort.js';
 import type { Lease } from '../resilience/executor.js';
 import { RequestRun } from '../resilience/run.js';
 import type { Clock, Random, TimerHandle } from './clock.js';
@@ -129,6 +129,9 @@ export class RequestLifecycle {
       if (err instanceof GatewayError) {
         run.status = err.status;
         run.errorCode = err.code;
+      } else if (err instanceof AttemptAborted && err.kind === 'deadline') {
+        run.status = 504;
+        run.errorCode = 'timeout';
       } else {
         run.status = 499;
         run.errorCode = 'client_closed_request';

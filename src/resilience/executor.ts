@@ -92,6 +92,8 @@ export class Executor {
     let contextError: UpstreamError | undefined;
     const throttled: Candidate[] = [];
     let reserved = opts.reserved;
+    /** Set once the alias's contentPolicyFallbacks were entered: a further refusal moves on within them, never back to their start. */
+    let policyError: UpstreamError | undefined;
 
     for (let ci = 0; ci < candidates.length; ci++) {
       const cand = candidates[ci]!;
@@ -99,7 +101,8 @@ export class Executor {
       if (contextFloor && (d.model === contextFloor.model || (d.contextWindow !== undefined && d.contextWindow <= contextFloor.window))) continue;
       let retries = 0;
       for (;;) {
-        if (run.signal.aborted) throw run.signal.reason;
+        if (run.signal.aborted) throw asDeadline(run.signal.reason);
+        if (clock.now() >= run.deadlineAt) throw deadlineError();
         const admission = health.admit(d.stateKey);
         if (!admission.ok) {
           this.skip(run, cand, admission.reason);
@@ -190,15 +193,17 @@ export class Executor {
             retries++;
             const w0 = performance.now();
             await clock.sleep(decision.delayMs, run.signal).catch((e: unknown) => {
-              throw e instanceof AttemptAborted && e.kind === 'deadline' ? deadlineError() : e;
+              throw asDeadline(e);
             });
             run.waitedMs += performance.now() - w0;
             continue;
           }
           if (decision.next === 'failover_larger_context') {
             contextError ??= err;
-            contextFloor = { model: d.model, window: d.contextWindow ?? 0 };
-          } else if (decision.next === 'failover_content_policy') {
+            // Only ever raise the floor: a refusal from a candidate of unknown size says nothing about smaller ones.
+            contextFloor = { model: d.model, window: Math.max(contextFloor?.window ?? 0, d.contextWindow ?? 0) };
+          } else if (decision.next === 'failover_content_policy' && policyError === undefined) {
+            policyError = err;
             const next = opts.contentPolicyChain?.() ?? [];
             if (next.length === 0) throw clientErrorFor(err);
             candidates = next;
@@ -217,6 +222,7 @@ export class Executor {
       retryAt = Math.min(retryAt, waited.retryAt);
     }
     reserved?.cancel();
+    if (policyError) throw clientErrorFor(policyError);
     if (contextError) throw clientErrorFor(contextError);
     if (run.deadlineAt <= clock.now()) throw deadlineError();
     throw exhaustedError(notes, retryAt === Number.POSITIVE_INFINITY ? clock.now() + 1000 : retryAt, clock.now());
@@ -229,7 +235,9 @@ export class Executor {
     opts: ChainOptions,
   ): Promise<Attempted<T> | { retryAt: number }> {
     const w0 = performance.now();
-    const got = await this.deps.gate!.wait!(throttled, run, opts.estimatedTokens);
+    const got = await this.deps.gate!.wait!(throttled, run, opts.estimatedTokens).catch((e: unknown) => {
+      throw asDeadline(e);
+    });
     run.waitedMs += performance.now() - w0;
     if (!('candidate' in got)) return got;
     // Capacity is reserved: run just that candidate through the ordinary loop.
@@ -259,6 +267,9 @@ export class Executor {
     this.deps.bus.emit('attempt', { requestId: run.id, alias: cand.alias ?? run.model, deployment: cand.deployment.key, trace, fallback: cand.fallback });
   }
 }
+
+/** The request's deadline as the client sees it (504 timeout); any other abort reason unchanged. */
+const asDeadline = (e: unknown): unknown => (e instanceof AttemptAborted && e.kind === 'deadline' ? deadlineError() : e);
 
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 const mayHaveReachedUpstream = (e: UpstreamError) =>

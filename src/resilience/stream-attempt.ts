@@ -34,9 +34,13 @@ export async function openUntilCommit(input: AttemptInput, req: ChatRequest, req
   const d = input.candidate.deployment;
   const { ttftTimeoutMs, requestTimeoutMs } = d.timeouts;
   // One timer for the pre-commit phase: whichever limit is nearer. The request
-  // deadline is enforced by the parent signal.
-  if (ttftTimeoutMs <= requestTimeoutMs) input.scope.arm(ttftTimeoutMs, 'ttft', `no first token within ${ttftTimeoutMs} ms`);
-  else input.scope.arm(requestTimeoutMs, 'attempt_timeout', `no answer within ${requestTimeoutMs} ms`);
+  // deadline is enforced by the parent signal; a timer racing it would read as an upstream timeout.
+  const ttft = ttftTimeoutMs <= requestTimeoutMs;
+  const limit = ttft ? ttftTimeoutMs : requestTimeoutMs;
+  if (limit < input.remainingMs) {
+    if (ttft) input.scope.arm(limit, 'ttft', `no first token within ${limit} ms`);
+    else input.scope.arm(limit, 'attempt_timeout', `no answer within ${limit} ms`);
+  }
   const t0 = performance.now();
   const stream = await input.adapter.chatStream(req, { signal: input.scope.signal, model: d.model, requestId });
   input.trace.status = 200;

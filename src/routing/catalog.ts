@@ -81,11 +81,14 @@ export class Catalog {
   pinned(target: string): Deployment | undefined {
     const slash = target.indexOf('/');
     if (slash <= 0 || slash === target.length - 1) return undefined;
+    const model = target.slice(slash + 1);
+    // Adapters put the model into URL paths (Azure): a dot segment would name another resource on the provider's host.
+    if (model === '.' || model === '..') return undefined;
     const known = this.deployments.get(target);
     if (known) return known;
     const provider = this.providers.get(target.slice(0, slash));
     if (!provider) return undefined;
-    return makeDeployment(provider, { model: target.slice(slash + 1) }, this.config.resilience, true);
+    return makeDeployment(provider, { model }, this.config.resilience, true);
   }
 
   /** Names for `GET /v1/models`. */
