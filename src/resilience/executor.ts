@@ -100,10 +100,14 @@ export class Executor {
       const d = cand.deployment;
       if (contextFloor && (d.model === contextFloor.model || (d.contextWindow !== undefined && d.contextWindow <= contextFloor.window))) continue;
       let retries = 0;
+      let waitedOwnCooldown = false;
       for (;;) {
-        if (run.signal.aborted) throw asDeadline(run.signal.reason);
-        if (clock.now() >= run.deadlineAt) throw deadlineError();
-        const admission = health.admit(d.stateKey);
+        if (run.signal.aborted || clock.now() >= run.deadlineAt) {
+          reserved?.cancel();
+          throw run.signal.aborted ? asDeadline(run.signal.reason) : deadlineError();
+        }
+        const admission = health.admit(d.stateKey, waitedOwnCooldown);
+        waitedOwnCooldown = false;
         if (!admission.ok) {
           this.skip(run, cand, admission.reason);
           notes.push({ deployment: d.key, label: SKIP_LABEL[admission.reason] });
@@ -191,6 +195,7 @@ export class Executor {
           if (decision.next === 'fail') throw clientErrorFor(err);
           if (decision.next === 'retry' && clock.now() + decision.delayMs < run.deadlineAt) {
             retries++;
+            waitedOwnCooldown = decision.cooldownMs > 0;
             const w0 = performance.now();
             await clock.sleep(decision.delayMs, run.signal).catch((e: unknown) => {
               throw asDeadline(e);

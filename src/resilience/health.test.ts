@@ -155,3 +155,13 @@ describe('Health: breaker transitions on the event bus', () => {
     expect(health.state(A)).toBe('open');
   });
 });
+
+describe('a request that waited out its own Retry-After', () => {
+  it('is admitted through the cooldown it set, while others still see it', () => {
+    const clock = new VirtualClock(0);
+    const h = new Health(parseConfig({ providers: [{ id: 'p', type: 'simulated' }] }, {}).resilience, clock, new EventBus());
+    h.cooldown('p/m', 1000, 'rate_limited');
+    expect(h.admit('p/m')).toMatchObject({ ok: false, reason: 'cooldown' });
+    expect(h.admit('p/m', true)).toMatchObject({ ok: true });
+  });
+});

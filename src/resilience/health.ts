@@ -36,11 +36,15 @@ export class Health {
     return e;
   }
 
-  /** Admit a call now, taking a half-open probe slot when that is what it is. */
-  admit(key: string): Admission {
+  /**
+   * Admit a call now, taking a half-open probe slot when that is what it is.
+   * `ownCooldown`: the caller is the request that waited out this cooldown's
+   * Retry-After itself; timers may wake a hair before the wall clock agrees.
+   */
+  admit(key: string, ownCooldown = false): Admission {
     const now = this.clock.now();
     const e = this.entry(key);
-    if (e.cooldownUntil > now) return { ok: false, reason: 'cooldown', retryAt: e.cooldownUntil };
+    if (e.cooldownUntil > now && !ownCooldown) return { ok: false, reason: 'cooldown', retryAt: e.cooldownUntil };
     const r = e.breaker.tryAcquire(now);
     this.emit(key, r.transition, now);
     if (!r.allowed) return { ok: false, reason: 'circuit_open', retryAt: Math.max(e.breaker.retryAt, now + 1) };
