@@ -1,13 +1,15 @@
 /**
  * Prometheus metrics from gateway events. Each gateway gets its own Registry
  * (never prom-client's global one): several gateways may share a process.
- * Listeners only bump cached children — O(1), no I/O; text is rendered on scrape.
+ * Listeners only bump cached series — a field update each (fast-instruments.ts),
+ * no I/O, no label hashing; text is rendered on scrape.
  * Every label value is bounded (metric-labels.ts), whatever clients send.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Config } from '../config/types.js';
 import type { AttemptTrace, EventBus, TraceRecord } from './events.js';
 import { cache1, cache2, cache3 } from './child-cache.js';
+import { FastCounter, FastHistogram } from './fast-instruments.js';
 import { MetricLabels, OTHER } from './metric-labels.js';
 
 export const PREFIX = 'switchyard_';
@@ -40,15 +42,14 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
   const registry = new Registry();
   const labels = new MetricLabels(config);
   const registers = [registry];
-  const counter = <L extends string>(name: string, help: string, labelNames: L[]) =>
-    new Counter<L>({ name: PREFIX + name, help, labelNames, registers });
-  const histogram = <L extends string>(name: string, help: string, labelNames: L[], buckets: number[]) =>
-    new Histogram<L>({ name: PREFIX + name, help, labelNames, buckets, registers });
+  const counter = (name: string, help: string, labelNames: string[]) => new FastCounter(PREFIX + name, help, labelNames, registry);
+  const histogram = (name: string, help: string, labelNames: string[], buckets: number[]) =>
+    new FastHistogram(PREFIX + name, help, labelNames, buckets, registry);
 
   const requests = counter('requests_total', 'Requests answered, by model label, endpoint and HTTP status code.', ['model', 'endpoint', 'code']);
   const duration = histogram('request_duration_seconds', 'Whole-request duration, every attempt included.', ['model', 'endpoint'], DURATION_BUCKETS);
   const ttft = histogram('ttft_seconds', 'Streams: time from request start to the first content token sent to the client.', ['model'], TTFT_BUCKETS);
-  const overhead = histogram('overhead_seconds', 'Time spent in the gateway itself per request, upstream time excluded.', [], OVERHEAD_BUCKETS);
+  const overhead = histogram('overhead_seconds', 'Time spent in the gateway itself per request, upstream time excluded.', [], OVERHEAD_BUCKETS).labels();
   const attempts = counter('upstream_attempts_total', 'Upstream attempts (and candidates skipped without a call), by outcome.', ['deployment', 'outcome']);
   const attemptDuration = histogram('upstream_attempt_duration_seconds', 'Duration of upstream calls.', ['deployment'], DURATION_BUCKETS);
   const fallbacks = counter('fallbacks_total', 'Requests served from a fallback alias, by the error category of their first attempt.', ['model', 'reason']);
@@ -94,9 +95,9 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
   const onRequest = (t: TraceRecord): void => {
     const model = labels.model(t.model);
     requestsC(model, t.endpoint, t.status).inc();
-    observeMs(durationC(model, t.endpoint), t.durationMs);
-    if (t.ttftMs !== null) observeMs(ttftC(model), t.ttftMs);
-    observeMs(overhead, t.overheadMs);
+    if (validMs(t.durationMs)) durationC(model, t.endpoint).observe(t.durationMs / 1000);
+    if (t.ttftMs !== null && validMs(t.ttftMs)) ttftC(model).observe(t.ttftMs / 1000);
+    if (validMs(t.overheadMs)) overhead.observe(t.overheadMs / 1000);
     if (t.streamOutcome !== null) streamC(t.streamOutcome).inc();
     if (t.fallbackUsed) fallbacksC(model, t.attempts[0]?.errorType ?? 'unknown').inc();
 
@@ -122,14 +123,14 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
       const d = labels.deployment(ev.deployment);
       const outcome = ev.trace.errorType ?? 'success';
       attemptsC(d, outcome).inc();
-      if (!NO_CALL.has(ev.trace.errorType)) observeMs(attemptDurationC(d), ev.trace.latencyMs);
+      if (!NO_CALL.has(ev.trace.errorType) && validMs(ev.trace.latencyMs)) attemptDurationC(d).observe(ev.trace.latencyMs / 1000);
     }),
     bus.on('breaker', (ev) => circuitC(labels.deployment(ev.deployment)).set(CIRCUIT_VALUE[ev.to])),
     bus.on('cooldown', (ev) => cooldownsC(labels.deployment(ev.deployment), ev.reason).inc()),
     bus.on('throttle', (ev) => {
       const d = labels.deployment(ev.deployment);
       throttlesC(d, ev.outcome).inc();
-      observeMs(throttleWaitC(d), ev.waitedMs);
+      if (validMs(ev.waitedMs)) throttleWaitC(d).observe(ev.waitedMs / 1000);
     }),
     bus.on('state', (ev) => stateHealthy.labels(BACKENDS.has(ev.backend) ? ev.backend : OTHER).set(ev.healthy ? 1 : 0)),
   ];
@@ -149,9 +150,9 @@ function codeLabel(status: number): string {
   return CODE_LABELS[status] ?? OTHER;
 }
 
-function observeMs(h: { observe(v: number): void }, ms: number): void {
-  // prom-client throws on NaN; a bad value from upstream must not cost the rest of the event.
-  if (Number.isFinite(ms) && ms >= 0) h.observe(ms / 1000);
+/** A timing worth observing: a bad value from upstream must not create a series or skew a sum. */
+function validMs(ms: number): boolean {
+  return Number.isFinite(ms) && ms >= 0;
 }
 
 function addCount(c: { inc(v: number): void }, n: number): void {

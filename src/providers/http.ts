@@ -3,6 +3,13 @@
  * provider origin, built once. Turns transport failures and non-2xx answers into
  * UpstreamErrors, and an aborted attempt into the abort's own reason (which the
  * executor set: attempt timeout, TTFT, stall, deadline or client gone).
+ *
+ * Requests go through the pool's `dispatch` with a small handler (Exchange)
+ * rather than `pool.request()`: `request()` wraps every response body in a
+ * Node Readable, and reading it (`arrayBuffer()`, async iteration) goes
+ * through the streams machinery — together the largest single cost of a
+ * proxied call. The handler keeps the body's chunks in an array until they are
+ * read, pausing the socket when too much is unread.
  */
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
@@ -14,7 +21,8 @@ import type { UpstreamHeaders } from './types.js';
 export interface UpstreamResponse {
   status: number;
   headers: UpstreamHeaders;
-  body: Dispatcher.ResponseData['body'];
+  /** Read it with `bytes`, `text` or `errorOf`. */
+  body: UpstreamBody;
 }
 
 export interface HttpUpstreamOptions {
@@ -30,7 +38,8 @@ export type ErrorMapper = (status: number, body: string, headers: UpstreamHeader
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
 const STREAM = { stream: true };
-const ignore = () => {};
+/** Unread body bytes above which the socket is paused (a slow consumer). */
+const HIGH_WATER = 64 * 1024;
 
 export class HttpUpstream {
   private readonly pool: Pool;
@@ -39,6 +48,7 @@ export class HttpUpstream {
   private readonly headers: Record<string, string>;
   private readonly clock: Clock;
   private readonly mapError: ErrorMapper;
+  private readonly mergedHeaders = new WeakMap<Record<string, string>, Record<string, string>>();
 
   constructor(baseUrl: string, opts: HttpUpstreamOptions) {
     const url = new URL(baseUrl);
@@ -58,19 +68,26 @@ export class HttpUpstream {
   }
 
   /** POST a body; resolves with any status. Transport failures throw UpstreamError. */
-  async post(path: string, body: string, signal: AbortSignal, extraHeaders?: Record<string, string>): Promise<UpstreamResponse> {
-    try {
-      const res = await this.pool.request({
-        method: 'POST',
-        path: this.basePath + path,
-        headers: extraHeaders ? { ...this.headers, ...extraHeaders } : this.headers,
-        body,
-        signal,
-      });
-      return { status: res.statusCode, headers: res.headers as UpstreamHeaders, body: res.body };
-    } catch (err) {
-      throw this.transportError(err, signal);
-    }
+  post(path: string, body: string, signal: AbortSignal, extraHeaders?: Record<string, string>): Promise<UpstreamResponse> {
+    return new Promise<UpstreamResponse>((resolve, reject) => {
+      if (signal.aborted) return reject(this.transportError(signal.reason, signal));
+      const exchange = new Exchange(signal, resolve, (err) => reject(this.transportError(err, signal)));
+      this.pool.dispatch(
+        { method: 'POST', path: this.basePath + path, headers: extraHeaders ? this.withExtra(extraHeaders) : this.headers, body },
+        exchange,
+      );
+    });
+  }
+
+  /**
+   * The shared headers plus `extra`, merged once per `extra` object: adapters
+   * pass module-level constants (`accept: text/event-stream`), so a stream
+   * request costs no header-map copy.
+   */
+  private withExtra(extra: Record<string, string>): Record<string, string> {
+    let merged = this.mergedHeaders.get(extra);
+    if (merged === undefined) this.mergedHeaders.set(extra, (merged = { ...this.headers, ...extra }));
+    return merged;
   }
 
   /** POST and require a 2xx; a non-2xx body is read and thrown as a classified UpstreamError. */
@@ -82,59 +99,29 @@ export class HttpUpstream {
 
   /** Read a whole 2xx body as bytes. */
   async bytes(res: UpstreamResponse, signal: AbortSignal): Promise<Uint8Array> {
-    try {
-      return new Uint8Array(await res.body.arrayBuffer());
-    } catch (err) {
-      throw this.transportError(err, signal);
+    const body = res.body;
+    while (!body.ended) {
+      if (body.failure !== undefined) throw this.transportError(body.failure, signal);
+      await body.next();
     }
+    return body.takeAll();
   }
 
-  /**
-   * Decoded text pieces of a streaming body, transport errors mapped. Reads the
-   * body with `read()` itself rather than through its async iterator: one
-   * generator per stream instead of two (one promise less per network read),
-   * and an early exit does not build an AbortError with a stack trace.
-   */
+  /** Decoded text pieces of a streaming body as they arrive, transport errors mapped. */
   async *text(res: UpstreamResponse, signal: AbortSignal): AsyncGenerator<string> {
     const body = res.body;
+    body.streaming = true;
     const decoder = new TextDecoder();
-    let ended = body.readableEnded;
-    let failure: unknown = body.errored ?? undefined;
-    let wake: (() => void) | undefined;
-    const onReadable = () => {
-      const w = wake;
-      wake = undefined;
-      w?.();
-    };
-    const onEnd = () => {
-      ended = true;
-      onReadable();
-    };
-    const onError = (err: unknown) => {
-      failure ??= err;
-      onReadable();
-    };
-    body.on('readable', onReadable);
-    body.on('end', onEnd);
-    body.on('error', onError);
     try {
       for (;;) {
-        let buf: Buffer | null;
-        while (failure === undefined && (buf = body.read() as Buffer | null) !== null) yield decoder.decode(buf, STREAM);
-        if (failure !== undefined) throw this.transportError(failure, signal);
-        if (ended) break;
-        await new Promise<void>((resolve) => (wake = resolve));
+        if (body.hasData()) yield decoder.decode(body.takeAll(), STREAM);
+        else if (body.failure !== undefined) throw this.transportError(body.failure, signal);
+        else if (body.ended) break;
+        else await body.next();
       }
     } finally {
-      body.off('readable', onReadable);
-      body.off('end', onEnd);
-      body.off('error', onError);
-      if (!ended) {
-        // The consumer stopped early (or the body failed): release the socket. A
-        // destroy emits 'error', which must find a listener.
-        body.on('error', ignore);
-        if (!body.destroyed) body.destroy();
-      }
+      // The consumer stopped early (or the body failed): release the socket.
+      body.abandon();
     }
     const rest = decoder.decode();
     if (rest) yield rest;
@@ -143,13 +130,12 @@ export class HttpUpstream {
   async errorOf(res: UpstreamResponse, signal: AbortSignal): Promise<Error> {
     let text = '';
     try {
-      text = await res.body.text();
+      text = utf8.decode(await this.bytes(res, signal));
     } catch (err) {
-      return this.transportError(err, signal);
+      return err instanceof Error ? err : this.transportError(err, signal);
     }
     return this.mapError(res.status, text, res.headers, this.clock.now());
   }
-
 
   /** An aborted attempt reports why it was aborted; anything else is a transport failure. */
   transportError(err: unknown, signal: AbortSignal): Error {
@@ -172,3 +158,117 @@ export function parseJsonBody(raw: Uint8Array): unknown {
     throw new UpstreamError({ category: 'server', message: 'upstream sent a malformed JSON body' });
   }
 }
+
+/** The part of an Exchange a reader sees: the body's chunks as they come. */
+export interface UpstreamBody {
+  /** Read as it arrives: then unread data above a bound pauses the socket (a whole-body read never does). */
+  streaming: boolean;
+  readonly ended: boolean;
+  readonly failure: unknown;
+  hasData(): boolean;
+  /** Everything received and not yet taken, as one buffer. */
+  takeAll(): Uint8Array;
+  /** Resolves when something changes: data, the end, or a failure. */
+  next(): Promise<void>;
+  /** Not reading any further: abort the exchange unless it already ended. */
+  abandon(): void;
+}
+
+const EMPTY = new Uint8Array(0);
+
+/**
+ * One request/response with undici's dispatcher: resolves the head, then holds
+ * the body's chunks until read. Aborts on the attempt's signal (the reason
+ * becomes the failure, so readers report why).
+ */
+class Exchange implements Dispatcher.DispatchHandler, UpstreamBody {
+  streaming = false;
+  ended = false;
+  failure: unknown = undefined;
+  private controller: Dispatcher.DispatchController | undefined;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private waiter: (() => void) | undefined;
+  private head: ((res: UpstreamResponse) => void) | undefined;
+  private readonly onAbort = () => this.fail(this.signal.reason);
+
+  constructor(
+    private readonly signal: AbortSignal,
+    resolve: (res: UpstreamResponse) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    this.head = resolve;
+    signal.addEventListener('abort', this.onAbort);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    // Aborted while queued for a connection: stop it now that it can be stopped.
+    if (this.failure !== undefined) controller.abort(toError(this.failure));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
+    if (status < 200) return; // 1xx: the real head follows
+    const resolve = this.head;
+    this.head = undefined;
+    resolve?.({ status, headers, body: this });
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    if (this.streaming && this.size > HIGH_WATER) controller.pause();
+    this.wake();
+  }
+
+  onResponseEnd(): void {
+    this.ended = true;
+    this.signal.removeEventListener('abort', this.onAbort);
+    this.wake();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.fail(err);
+  }
+
+  hasData(): boolean {
+    return this.size > 0;
+  }
+
+  takeAll(): Uint8Array {
+    const { chunks, size } = this;
+    if (size === 0) return EMPTY;
+    this.chunks = [];
+    this.size = 0;
+    if (this.controller?.paused) this.controller.resume();
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+  }
+
+  next(): Promise<void> {
+    return new Promise<void>((resolve) => (this.waiter = resolve));
+  }
+
+  abandon(): void {
+    if (!this.ended) this.fail(new Error('upstream body abandoned'));
+  }
+
+  private fail(err: unknown): void {
+    if (this.ended || this.failure !== undefined) return;
+    this.failure = err ?? new Error('aborted');
+    this.signal.removeEventListener('abort', this.onAbort);
+    if (this.head) {
+      this.head = undefined;
+      this.reject(this.failure);
+    }
+    this.controller?.abort(toError(this.failure));
+    this.wake();
+  }
+
+  private wake(): void {
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.();
+  }
+}
+
+const toError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));

@@ -76,6 +76,8 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
     const { run, cfg } = this.o;
     let resumes = 0;
     let ok = false;
+    /** The current attempt's upstream iterator has ended (or thrown). */
+    let upstreamDone = false;
     try {
       for (;;) {
         const { scope } = this.cur;
@@ -88,10 +90,14 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
             if (out) yield out;
           }
           c.pending.length = 0;
+          upstreamDone = c.ended;
           if (!c.ended) {
             while (!(this.finished && this.attemptUsage)) {
               const r = await c.iterator.next();
-              if (r.done) break;
+              if (r.done) {
+                upstreamDone = true;
+                break;
+              }
               scope.refresh();
               const out = this.process(r.value);
               if (out) yield out;
@@ -104,6 +110,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
           this.closeAttempt();
           break;
         } catch (raw) {
+          upstreamDone = true;
           const err = normalizeFailure(raw);
           if (err instanceof AttemptAborted) throw err;
           if (this.finished) {
@@ -144,14 +151,25 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
       run.usage = { ...this.totals };
       throw err;
     } finally {
-      // Release the upstream whatever happened: we may have stopped reading before
-      // its end (finished without [DONE], client gone, failure). A no-op if it ended.
-      void this.cur.value.iterator.return?.(undefined)?.catch(() => {});
+      const { scope } = this.cur;
+      const { iterator } = this.cur.value;
+      if (ok && !upstreamDone) {
+        // The answer is complete, but the upstream's body is not: `[DONE]` and the
+        // body's end normally follow at once. Read them in the background, within
+        // the grace period, rather than abandon the body mid-way — that costs the
+        // keep-alive connection (a new TCP connection for a later request) and
+        // two errors with stack traces, on every stream.
+        scope.arm(FINISH_GRACE_MS, 'idle', 'upstream did not end its stream');
+        void drain(iterator).finally(() => scope.dispose());
+      } else {
+        // Release the upstream whatever happened (client gone, failure). A no-op if it ended.
+        void iterator.return?.(undefined)?.catch(() => {});
+        scope.dispose();
+      }
       if (!ok) {
         run.streamOutcome ??= 'client_aborted';
         run.usage ??= { ...this.totals };
       }
-      this.cur.scope.dispose();
       this.o.onEnd();
     }
   }
@@ -233,5 +251,14 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
       choices: [],
       usage: { ...this.totals },
     };
+  }
+}
+
+/** Read an upstream to its end, ignoring what it says; a failure (the grace timer's abort included) ends it too. */
+async function drain(iterator: AsyncIterator<unknown>): Promise<void> {
+  try {
+    while (!(await iterator.next()).done);
+  } catch {
+    // Ended all the same: the adapter released the socket when it threw.
   }
 }

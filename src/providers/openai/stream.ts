@@ -22,6 +22,9 @@ export class OpenAIChunkStream implements ChunkStream {
     let finished = false;
     let done = false;
     for await (const text of this.pieces) {
+      // After [DONE] only the body's end is left (normally in the same read):
+      // reading to it, rather than returning, keeps the connection reusable.
+      if (done) continue;
       parser.push(text);
       for (let i = 0; i < events.length; i++) {
         const data = events[i]!.data;
@@ -36,8 +39,8 @@ export class OpenAIChunkStream implements ChunkStream {
         yield chunk;
       }
       events.length = 0;
-      if (done) return;
     }
+    if (done) return;
     parser.end();
     for (const ev of events) {
       if (ev.data === '[DONE]') return;

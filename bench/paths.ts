@@ -1,0 +1,128 @@
+/**
+ * The three paths the benchmark compares, as child processes: how each is
+ * started, and the request head each expects. All run from built code (dist/
+ * for Switchyard, the npm build for Portkey) with the lag probe preloaded.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+
+export type PathName = 'bare' | 'switchyard' | 'portkey' | 'baseline';
+export const PATHS: PathName[] = ['bare', 'switchyard', 'portkey'];
+export const LABEL: Record<PathName, string> = { bare: 'bare undici proxy', switchyard: 'Switchyard', portkey: 'Portkey 1.15.2', baseline: 'Switchyard (baseline build)' };
+
+/** The client key the bench config accepts (it has keys: every request is authenticated). */
+export const BENCH_KEY = 'sk-switchyard-bench-client';
+const UPSTREAM_KEY = 'sk-bench-upstream';
+
+export interface Gateway {
+  name: PathName;
+  proc: ChildProcess;
+  pid: number;
+  port: number;
+  /** `model` to send, and extra request headers. */
+  model: string;
+  headers: Record<string, string>;
+  /** Ask the preloaded probe for event-loop lag. */
+  lagStart(): Promise<void>;
+  lag(): Promise<{ p50Ms: number; p99Ms: number; maxMs: number }>;
+  stop(): Promise<void>;
+}
+
+export interface StartGatewayOptions {
+  root: string;
+  mockPort: number;
+  port: number;
+  /** taskset CPU list, or null to run unpinned. */
+  cpu: string | null;
+  logDir: string;
+  /** Extra node flags (e.g. --cpu-prof) for this path. */
+  nodeFlags?: string[];
+  /** Switchyard's config (default bench/switchyard.bench.yaml). */
+  config?: string;
+  /** `baseline`: another checkout, built (its bin/ and dist/), run with the same config. */
+  baselineRoot?: string;
+}
+
+export async function startGateway(name: PathName, o: StartGatewayOptions): Promise<Gateway> {
+  const probe = ['--import', join(o.root, 'bench/probe.mjs')];
+  const mockBase = `http://127.0.0.1:${o.mockPort}/v1`;
+  let args: string[];
+  let model = 'gpt-4o-mini';
+  let headers: Record<string, string> = { authorization: `Bearer ${UPSTREAM_KEY}` };
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production' };
+  if (name === 'bare') {
+    args = [...probe, join(o.root, 'bench/bare-proxy.mjs')];
+    env.UPSTREAM = `http://127.0.0.1:${o.mockPort}`;
+    env.PORT = String(o.port);
+  } else if (name === 'switchyard' || name === 'baseline') {
+    const root = name === 'baseline' ? o.baselineRoot! : o.root;
+    args = [...probe, join(root, 'bin/switchyard.js'), 'serve', '--config', o.config ?? join(o.root, 'bench/switchyard.bench.yaml'), '--port', String(o.port)];
+    Object.assign(env, { MOCK_URL: mockBase, BENCH_UPSTREAM_KEY: UPSTREAM_KEY, BENCH_KEY, LOG_LEVEL: 'warn' });
+    model = 'chat';
+    headers = { authorization: `Bearer ${BENCH_KEY}` };
+  } else {
+    args = [...probe, '--import', join(o.root, 'bench/portkey-hooks.mjs'), join(o.root, 'node_modules/@portkey-ai/gateway/build/start-server.js'), `--port=${o.port}`, '--headless'];
+    headers = { authorization: `Bearer ${UPSTREAM_KEY}`, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': mockBase };
+  }
+  const log = openSync(join(o.logDir, `${name}.log`), 'a');
+  const node = [process.execPath, ...(o.nodeFlags ?? []), ...args];
+  const proc = o.cpu === null ? spawn(node[0]!, node.slice(1), { env, stdio: ['ignore', log, log, 'ipc'] }) : spawn('taskset', ['-c', o.cpu, ...node], { env, stdio: ['ignore', log, log, 'ipc'] });
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  await waitForPort(o.port, proc, 30_000);
+
+  const ask = <T>(type: string, reply: string): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const on = (m: { type?: string }) => {
+        if (m?.type !== reply) return;
+        proc.off('message', on);
+        resolve(m as T);
+      };
+      proc.on('message', on);
+      proc.send({ type }, (err) => err && reject(err));
+    });
+
+  return {
+    name,
+    proc,
+    pid: proc.pid!,
+    port: o.port,
+    model,
+    headers,
+    lagStart: () => ask<unknown>('lag-start', 'lag-started').then(() => {}),
+    lag: () => ask('lag', 'lag'),
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGTERM');
+      const t = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+/** Resolves once something accepts connections on `port`. */
+async function waitForPort(port: number, proc: ChildProcess, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`gateway exited with code ${proc.exitCode} before listening on ${port}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect({ port, host: '127.0.0.1' }, () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.on('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > until) throw new Error(`nothing listening on ${port} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A whole HTTP/1.1 request to send as is. */
+export function httpRequest(g: Gateway, port: number, body: string): string {
+  let head = `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
+  for (const [k, v] of Object.entries(g.headers)) head += `${k}: ${v}\r\n`;
+  return `${head}\r\n${body}`;
+}

@@ -1,0 +1,36 @@
+/**
+ * Preloaded (`node --import`) into every gateway the benchmark runs — the bare
+ * proxy, Switchyard and Portkey alike — so event-loop lag is measured the same
+ * way for each without adding a route to any of them. Over the IPC channel the
+ * orchestrator opened: `lag-start` resets and enables the histogram, `lag`
+ * reports it (ms) and disables it, so it costs nothing outside the hold case;
+ * `memory` reports the process's memory and V8 heap spaces (MB).
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
+
+if (process.send) {
+  // The histogram records whole sampling intervals: lateness is the value minus the resolution.
+  const RESOLUTION_MS = 10;
+  const h = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  process.on('message', (m) => {
+    if (m?.type === 'lag-start') {
+      h.reset();
+      h.enable();
+      process.send({ type: 'lag-started' });
+    } else if (m?.type === 'lag') {
+      h.disable();
+      const ms = (ns) => Math.max(0, Math.round(ns / 1e4) / 100 - RESOLUTION_MS);
+      process.send({ type: 'lag', p50Ms: ms(h.percentile(50)), p99Ms: ms(h.percentile(99)), maxMs: ms(h.max) });
+    } else if (m?.type === 'memory') {
+      // With --expose-gc, `gc: true` collects first: live memory rather than garbage not yet collected.
+      if (m.gc) globalThis.gc?.();
+      const mb = (n) => Math.round(n / 1048576);
+      const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, mb(s.space_used_size) + '/' + mb(s.space_size)]));
+      const u = process.memoryUsage();
+      process.send({ type: 'memory', rss: mb(u.rss), heapUsed: mb(u.heapUsed), heapTotal: mb(u.heapTotal), external: mb(u.external), arrayBuffers: mb(u.arrayBuffers), spaces });
+    }
+  });
+  // The channel must not keep a gateway alive on its own.
+  process.channel?.unref();
+}

@@ -1,0 +1,123 @@
+/**
+ * The benchmark's tables and its verdict against the issue's bar.
+ */
+import { LABEL, type PathName } from './paths.js';
+
+export interface Row {
+  path: PathName;
+  rps: number;
+  rpsMin: number;
+  rpsMax: number;
+  p50Ms: number;
+  p99Ms: number;
+  cpuUsPerReq: number;
+  rssMb: number;
+  errors: number;
+  errorKinds: string[];
+  /** CPU used on the load core (mock + load generator), % of one core: near 100 means the load side was the limit. */
+  loadCorePct: number;
+}
+
+export interface HoldRow {
+  path: PathName;
+  streams: number;
+  completed: number;
+  errors: number;
+  errorKinds: string[];
+  peakOpen: number;
+  idleRssMb: number;
+  peakRssMb: number;
+  lagP50Ms: number;
+  lagP99Ms: number;
+  lagMaxMs: number;
+  cpuUsPerStream: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—');
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '—');
+const ratio = (a: number, b: number | undefined) => (b && Number.isFinite(a) && Number.isFinite(b) ? `${(a / b).toFixed(2)}×` : '—');
+
+function table(head: string[], rows: string[][]): void {
+  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join(' | ')} |`;
+  console.log(line(head));
+  console.log(`|${w.map((n, i) => (i === 0 ? '-'.repeat(n + 2) : `${'-'.repeat(n + 1)}:`)).join('|')}|`);
+  for (const r of rows) console.log(line(r));
+}
+
+export function printCase(title: string, rows: Row[]): void {
+  const bare = rows.find((r) => r.path === 'bare');
+  const portkey = rows.find((r) => r.path === 'portkey');
+  console.log(`\n### ${title}\n`);
+  table(
+    ['path', 'RPS median', 'RPS range', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS MB', 'RPS vs bare', 'RPS vs Portkey', 'CPU vs bare', 'p99 vs bare', 'errors'],
+    rows.map((r) => [
+      LABEL[r.path],
+      f0(r.rps),
+      `${f0(r.rpsMin)}–${f0(r.rpsMax)}`,
+      f2(r.p50Ms),
+      f2(r.p99Ms),
+      f0(r.cpuUsPerReq),
+      f0(r.rssMb),
+      ratio(r.rps, bare?.rps),
+      ratio(r.rps, portkey?.rps),
+      ratio(r.cpuUsPerReq, bare?.cpuUsPerReq),
+      ratio(r.p99Ms, bare?.p99Ms),
+      r.errors ? `${r.errors} (${r.errorKinds.join('; ')})` : '0',
+    ]),
+  );
+  const busy = rows.filter((r) => r.loadCorePct > 90);
+  const loads = rows.map((r) => `${LABEL[r.path]} ${f0(r.loadCorePct)} %`).join(', ');
+  console.log(`\nload core (mock + load generator) busy: ${loads}${busy.length ? ' — SATURATED: those paths may be capped by the load side' : ''}`);
+}
+
+export function printHold(title: string, rows: HoldRow[]): void {
+  console.log(`\n### ${title}\n`);
+  table(
+    ['path', 'held at once', 'completed', 'RSS before MB', 'peak RSS holding MB', 'loop lag p50 ms', 'loop lag p99 ms', 'loop lag max ms', 'CPU µs/stream', 'stream p50 s', 'stream p99 s', 'errors'],
+    rows.map((r) => [
+      LABEL[r.path],
+      f0(r.peakOpen),
+      f0(r.completed),
+      f0(r.idleRssMb),
+      f0(r.peakRssMb),
+      f2(r.lagP50Ms),
+      f2(r.lagP99Ms),
+      f2(r.lagMaxMs),
+      f0(r.cpuUsPerStream),
+      f2(r.p50Ms / 1000),
+      f2(r.p99Ms / 1000),
+      r.errors ? `${r.errors} (${r.errorKinds.join('; ')})` : '0',
+    ]),
+  );
+}
+
+/** The issue's bar, checked against this run. */
+export function printVerdict(v: { buffered?: Row[]; stream20?: Row[]; hold?: HoldRow[] }): void {
+  const checks: [string, boolean][] = [];
+  for (const name of ['buffered', 'stream20'] as const) {
+    const rows = v[name];
+    const s = rows?.find((r) => r.path === 'switchyard');
+    const b = rows?.find((r) => r.path === 'bare');
+    const p = rows?.find((r) => r.path === 'portkey');
+    if (!s) continue;
+    if (b) {
+      checks.push([`${name}: RPS ≥ 80 % of bare (${f2((s.rps / b.rps) * 100)} %)`, s.rps >= 0.8 * b.rps]);
+      checks.push([`${name}: CPU/req ≤ 1.5× bare (${ratio(s.cpuUsPerReq, b.cpuUsPerReq)})`, s.cpuUsPerReq <= 1.5 * b.cpuUsPerReq]);
+      checks.push([`${name}: p99 ≤ 1.5× bare (${ratio(s.p99Ms, b.p99Ms)})`, s.p99Ms <= 1.5 * b.p99Ms]);
+    }
+    if (p) checks.push([`${name}: RPS ≥ 10× Portkey (${ratio(s.rps, p.rps)})`, s.rps >= 10 * p.rps]);
+    checks.push([`${name}: no errors (${s.errors})`, s.errors === 0]);
+  }
+  const h = v.hold?.find((r) => r.path === 'switchyard');
+  if (h) {
+    checks.push([`hold: ${h.streams} streams held at once (${h.peakOpen}), all completed (${h.completed})`, h.peakOpen >= h.streams && h.completed === h.streams]);
+    checks.push([`hold: peak RSS < 200 MB (${f0(h.peakRssMb)} MB)`, h.peakRssMb < 200]);
+    checks.push([`hold: event-loop lag p99 < 20 ms (${f2(h.lagP99Ms)} ms)`, h.lagP99Ms < 20]);
+  }
+  if (checks.length === 0) return;
+  console.log('\n### Against the bar (Switchyard)\n');
+  for (const [what, ok] of checks) console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`);
+}

@@ -1,0 +1,193 @@
+/**
+ * HttpUpstream over real loopback servers: the dispatch-based exchange must
+ * behave like a well-mannered HTTP client — whole bodies of any size, streams
+ * read as they come with backpressure, aborts that say why and release the
+ * socket, and no leaked connections.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../core/clock.js';
+import { AttemptAborted } from '../resilience/abort.js';
+import { UpstreamError } from '../resilience/upstream-error.js';
+import { HttpUpstream } from './http.js';
+
+let closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of closers.reverse()) await c();
+  closers = [];
+});
+
+async function server(handler: (req: IncomingMessage, res: ServerResponse, body: string) => void) {
+  const sockets = new Set<Socket>();
+  /** Sockets that carried a request and are still open (undici may open a spare idle one after an abort). */
+  const busy = new Set<Socket>();
+  const srv = createServer((req, res) => {
+    busy.add(req.socket);
+    req.socket.once('close', () => busy.delete(req.socket));
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => handler(req, res, body));
+  });
+  srv.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  closers.push(
+    () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        srv.close(() => r());
+      }),
+  );
+  const http = new HttpUpstream(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/v1`, { connections: 4, headers: { authorization: 'Bearer k' }, clock: systemClock });
+  closers.push(() => http.close());
+  return { http, sockets, busy };
+}
+
+const never = () => new AbortController().signal;
+const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
+
+describe('HttpUpstream', () => {
+  it('POSTs to the base path with the configured headers and reads a whole body', async () => {
+    let seen: { url?: string; auth?: string; type?: string; body?: string } = {};
+    const { http } = await server((req, res, body) => {
+      seen = { url: req.url, auth: req.headers.authorization, type: req.headers['content-type'], body };
+      res.writeHead(200, { 'content-type': 'application/json', 'x-ratelimit-remaining-requests': '9' });
+      res.end('{"ok":true}');
+    });
+    const res = await http.postOk('/chat/completions', '{"a":1}', never());
+    expect(res.status).toBe(200);
+    expect(res.headers['x-ratelimit-remaining-requests']).toBe('9');
+    expect(new TextDecoder().decode(await http.bytes(res, never()))).toBe('{"ok":true}');
+    expect(seen).toEqual({ url: '/v1/chat/completions', auth: 'Bearer k', type: 'application/json', body: '{"a":1}' });
+  });
+
+  it('reads a body far above the streaming high-water mark without stalling', async () => {
+    const big = 'x'.repeat(3 * 1024 * 1024);
+    const { http } = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(big);
+    });
+    const res = await http.postOk('/embeddings', '{}', never());
+    expect((await http.bytes(res, never())).byteLength).toBe(big.length);
+  });
+
+  it('a non-2xx answer is read and thrown as a classified UpstreamError', async () => {
+    const { http } = await server((_req, res) => {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '3' });
+      res.end('{"error":{"message":"slow down","type":"rate_limit_error"}}');
+    });
+    const err = await http.postOk('/chat/completions', '{}', never()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UpstreamError);
+    expect((err as UpstreamError).category).toBe('rate_limited');
+    expect((err as UpstreamError).status).toBe(429);
+  });
+
+  it('streams pieces as they arrive, and the connection is reused after a complete stream', async () => {
+    const { http, sockets } = await server(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const w of ['one ', 'two ', 'three']) {
+        res.write(w);
+        await tick(10);
+      }
+      res.end();
+    });
+    for (let i = 0; i < 3; i++) {
+      const res = await http.postOk('/chat/completions', '{}', never());
+      const pieces: string[] = [];
+      for await (const p of http.text(res, never())) pieces.push(p);
+      expect(pieces.join('')).toBe('one two three');
+      expect(pieces.length).toBeGreaterThan(1);
+      // undici hands a keep-alive socket back one event-loop turn after its response.
+      await tick(5);
+    }
+    expect(sockets.size).toBe(1);
+  });
+
+  it('a slow reader pauses the socket instead of buffering without bound', async () => {
+    const piece = 'y'.repeat(16 * 1024);
+    let written = 0;
+    let finished = false;
+    const { http } = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const pump = () => {
+        while (written < 64 * 1024 * 1024) {
+          written += piece.length;
+          if (!res.write(piece)) return void res.once('drain', pump);
+        }
+        finished = true;
+        res.end();
+      };
+      pump();
+    });
+    const res = await http.postOk('/chat/completions', '{}', never());
+    const it = http.text(res, never())[Symbol.asyncIterator]();
+    await it.next();
+    await tick(200);
+    // Held back by TCP: far less than the 64 MB the server wants to send.
+    expect(finished).toBe(false);
+    expect(written).toBeLessThan(16 * 1024 * 1024);
+    await it.return(undefined);
+  });
+
+  it('an abort mid-body ends the read with the abort reason and releases the socket', async () => {
+    const { http, busy } = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: first\n\n');
+    });
+    const ac = new AbortController();
+    const res = await http.postOk('/chat/completions', '{}', ac.signal);
+    const pieces: string[] = [];
+    const reading = (async () => {
+      for await (const p of http.text(res, ac.signal)) pieces.push(p);
+    })();
+    await tick();
+    ac.abort(new AttemptAborted('idle', 'stalled'));
+    const err = await reading.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AttemptAborted);
+    expect((err as AttemptAborted).kind).toBe('idle');
+    expect(pieces.join('')).toBe('data: first\n\n');
+    await tick(50);
+    expect(busy.size).toBe(0);
+  });
+
+  it('an abort before the head rejects at once with the reason', async () => {
+    const { http } = await server(() => {
+      // never answers
+    });
+    const ac = new AbortController();
+    const pending = http.post('/chat/completions', '{}', ac.signal);
+    await tick();
+    ac.abort(new AttemptAborted('attempt_timeout', 'no answer'));
+    const err = await pending.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AttemptAborted);
+    expect((err as AttemptAborted).kind).toBe('attempt_timeout');
+  });
+
+  it('a reader that stops early releases the socket (the body is abandoned, not leaked)', async () => {
+    const { http, busy } = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: a\n\n');
+    });
+    const res = await http.postOk('/chat/completions', '{}', never());
+    for await (const p of http.text(res, never())) {
+      expect(p).toBe('data: a\n\n');
+      break;
+    }
+    await tick(50);
+    expect(busy.size).toBe(0);
+  });
+
+  it('a connection refused is a network UpstreamError', async () => {
+    const { http } = await server(() => {});
+    const dead = new HttpUpstream('http://127.0.0.1:1/v1', { connections: 1, headers: {}, clock: systemClock });
+    closers.push(() => dead.close());
+    void http;
+    const err = await dead.post('/x', '{}', never()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UpstreamError);
+    expect((err as UpstreamError).category).toBe('network');
+  });
+});
