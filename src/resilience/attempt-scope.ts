@@ -10,6 +10,16 @@ import { AttemptAborted, type AbortKind } from './abort.js';
 export class AttemptScope {
   private readonly controller = new AbortController();
   private timer: TimerHandle | undefined;
+  private ms = 0;
+  private kind: AbortKind = 'idle';
+  private message = '';
+  /** The consumer holds a chunk (a slow client, backpressure): the timer may not abort. */
+  private held = false;
+  private expiredWhileHeld = false;
+  private readonly onTimer = () => {
+    if (this.held) this.expiredWhileHeld = true;
+    else this.controller.abort(new AttemptAborted(this.kind, this.message));
+  };
   private readonly onParentAbort = () => this.controller.abort(this.parent.reason);
 
   constructor(
@@ -27,7 +37,25 @@ export class AttemptScope {
   /** (Re)arm the single timer: after `ms`, abort with `kind`. */
   arm(ms: number, kind: AbortKind, message: string): void {
     this.timer?.clear();
-    this.timer = this.clock.setTimer(() => this.controller.abort(new AttemptAborted(kind, message)), Math.max(0, ms));
+    this.ms = Math.max(0, ms);
+    this.kind = kind;
+    this.message = message;
+    this.expiredWhileHeld = false;
+    this.timer = this.clock.setTimer(this.onTimer, this.ms);
+  }
+
+  /** The consumer has the chunk: a slow reader must not look like a stalled upstream. */
+  hold(): void {
+    this.held = true;
+  }
+
+  /** The consumer wants the next chunk: the countdown starts again from here. */
+  release(): void {
+    this.held = false;
+    if (!this.expiredWhileHeld) return this.timer?.refresh();
+    // A fired timer cannot be refreshed everywhere (virtual clocks): arm a fresh one.
+    this.expiredWhileHeld = false;
+    this.timer = this.clock.setTimer(this.onTimer, this.ms);
   }
 
   /** Restart the armed timer's countdown (a chunk arrived): no allocation. */

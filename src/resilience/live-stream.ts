@@ -87,7 +87,12 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
         try {
           for (const chunk of c.pending) {
             const out = this.process(chunk);
-            if (out) yield out;
+            if (out) {
+              // While the consumer holds a chunk (a slow client, backpressure) the stall timer may not fire.
+              scope.hold();
+              yield out;
+              scope.release();
+            }
           }
           c.pending.length = 0;
           upstreamDone = c.ended;
@@ -100,7 +105,11 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
               }
               scope.refresh();
               const out = this.process(r.value);
-              if (out) yield out;
+              if (out) {
+                scope.hold();
+                yield out;
+                scope.release();
+              }
               if (this.finished && !graceArmed) {
                 graceArmed = true;
                 scope.arm(FINISH_GRACE_MS, 'idle', 'no usage after finish_reason');
@@ -125,6 +134,8 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
             trace.message = `after commit: ${err.label}`;
           }
           this.closeAttempt();
+          // The broken attempt is over: its timer and its link to the request signal go now, not at the end.
+          this.cur.scope.dispose();
           const note = this.resumeBlocker(resumes);
           if (note) throw new StreamBrokenError(err, this.delivered.length || this.attemptChars, note);
           resumes++;
