@@ -75,6 +75,16 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/** 1% of the smallest configured tpm: below that, a request's rounding error cannot matter to pacing. */
+function exactTokensThreshold(config: Config): number {
+  const tpms = [
+    ...config.providers.map((p) => p.tpm),
+    ...config.models.flatMap((m) => m.deployments.map((d) => d.tpm)),
+    ...config.keys.map((k) => k.tpm),
+  ].filter((t): t is number => t !== undefined && t > 0);
+  return tpms.length === 0 ? Number.POSITIVE_INFINITY : Math.min(...tpms) / 100;
+}
+
 export function createGateway(config: Config, options: GatewayOptions = {}): Gateway {
   const clock = options.clock ?? systemClock;
   const random = options.random ?? systemRandom;
@@ -104,7 +114,7 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
     catalog,
     bus,
     keyLimiter: new KeyLimiter(clock),
-    countTokens: config.providers.some((p) => p.tpm) || config.models.some((m) => m.deployments.some((d) => d.tpm)) || config.keys.some((k) => k.tpm),
+    exactTokensFrom: exactTokensThreshold(config),
   };
   const streamDeps = { executor, health, clock, resilience: config.resilience };
   const created = Math.floor(clock.now() / 1000);

@@ -27,16 +27,28 @@ export interface LifecycleDeps {
   catalog: Catalog;
   keyLimiter: KeyLimiter;
   bus: EventBus;
-  /** Exact token counts cost real CPU; only worth it where a token limit is configured. */
-  countTokens: boolean;
+  /**
+   * Requests whose cheap token bound reaches this are counted exactly (a real
+   * tokenizer costs tens of µs); below it the bound is precise enough for the
+   * configured tpm limits and is reconciled with the reported usage anyway.
+   * Infinity when no tpm limit is configured.
+   */
+  exactTokensFrom: number;
 }
 
 export interface RequestContext {
   /** Aborts the request (client gone). */
   signal?: AbortSignal;
+  /**
+   * The cheaper form for servers: the caller registers `abort`, and calls it
+   * when its client leaves (saves an AbortController and a listener per request).
+   */
+  onClientGone?: (abort: () => void) => void;
   headers?: Record<string, string | string[] | undefined>;
   key?: KeyConfig | null;
 }
+
+const noop = () => {};
 
 const header = (h: RequestContext['headers'], name: string): string | undefined => {
   const v = h?.[name];
@@ -85,7 +97,8 @@ export class RequestLifecycle {
       this.run.dataClass = effectiveDataClass(this.run.dataClass, header(ctx.headers, 'x-switchyard-data-class'));
       this.scope = { requirements, localOnly: requiresLocal(this.run.dataClass, key) };
       this.chain = buildChain(deps.catalog, model, this.scope, deps.random);
-      this.estimatedTokens = deps.countTokens ? exactTokens(this.chain[0]!.deployment.model) : requirements.estimatedTokens;
+      this.estimatedTokens =
+        requirements.estimatedTokens >= deps.exactTokensFrom ? exactTokens(this.chain[0]!.deployment.model) : requirements.estimatedTokens;
       if (key) {
         const k = deps.keyLimiter.check(key, this.estimatedTokens);
         if (!k.ok) {
@@ -99,9 +112,10 @@ export class RequestLifecycle {
       throw err;
     }
     const onClientAbort = () => controller.abort(CLIENT_GONE());
+    ctx.onClientGone?.(onClientAbort);
     if (ctx.signal?.aborted) onClientAbort();
     else ctx.signal?.addEventListener('abort', onClientAbort, { once: true });
-    this.unlinkClient = () => ctx.signal?.removeEventListener('abort', onClientAbort);
+    this.unlinkClient = ctx.signal ? () => ctx.signal!.removeEventListener('abort', onClientAbort) : noop;
     this.deadline = clock.setTimer(() => controller.abort(DEADLINE()), config.resilience.deadlineMs);
   }
 

@@ -113,7 +113,7 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
     requestIdOf(req.headers);
     const key = auth.authenticate(req.headers);
     const body = parseJsonBody(await readBody(req, maxBody));
-    const result = await gateway.chat(body, { key, headers: req.headers, signal: clientSignal(res) });
+    const result = await gateway.chat(body, { key, headers: req.headers, onClientGone: whenClientLeaves(res) });
     const headers = routingHeaders(result.meta);
     if (result.stream) {
       await writeSse(res, result, headers);
@@ -127,7 +127,7 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
     requestIdOf(req.headers);
     const key = auth.authenticate(req.headers);
     const body = parseJsonBody(await readBody(req, maxBody));
-    const result = await gateway.embeddings(body, { key, headers: req.headers, signal: clientSignal(res) });
+    const result = await gateway.embeddings(body, { key, headers: req.headers, onClientGone: whenClientLeaves(res) });
     const headers = routingHeaders(result.meta);
     if (result.raw) sendRaw(res, 200, result.raw, headers);
     else sendJson(res, 200, result.body, headers);
@@ -136,14 +136,12 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
   return handle;
 }
 
-/** Aborts when the client goes away before the response is complete. */
-function clientSignal(res: ServerResponse): AbortSignal {
-  const ac = new AbortController();
+/** Calls `abort` when the client goes away before the response is complete. */
+const whenClientLeaves = (res: ServerResponse) => (abort: () => void) => {
   res.once('close', () => {
-    if (!res.writableFinished) ac.abort();
+    if (!res.writableFinished) abort();
   });
-  return ac.signal;
-}
+};
 
 function onlyGet(method: string): void {
   if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed('GET, HEAD');
