@@ -16,8 +16,8 @@
  * no trailing whitespace on a final assistant prefill, and tool results that
  * answer the previous assistant turn's tool_use ids.
  */
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { sseEvent, startScriptedServer, type ScriptedServer } from './scripted-server.js';
 
 export interface RecordedRequest {
   method: string;
@@ -82,13 +82,8 @@ export interface AnthropicServerOptions {
   apiKey?: string;
 }
 
-export interface AnthropicServer {
-  /** Origin, without `/v1`: what the SDK takes as baseURL. */
-  url: string;
-  requests: RecordedRequest[];
-  enqueue(...replies: AnthropicReply[]): void;
-  close(): Promise<void>;
-}
+/** `url` is the origin, without `/v1`: what the SDK takes as baseURL. */
+export type AnthropicServer = ScriptedServer<RecordedRequest, AnthropicReply>;
 
 export const DEFAULT_REPLY_TEXT = 'Hello from the loopback Anthropic server.';
 
@@ -99,68 +94,47 @@ export async function startAnthropicServer(
   handler?: AnthropicHandler,
   options: AnthropicServerOptions = {},
 ): Promise<AnthropicServer> {
-  const requests: RecordedRequest[] = [];
-  const queue: AnthropicReply[] = [];
   let seq = 0;
 
-  const server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => {
-      void (async () => {
-        const n = ++seq;
-        const raw = Buffer.concat(parts).toString('utf8');
-        let body: Json | undefined;
-        try {
-          const v: unknown = JSON.parse(raw);
-          body = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : undefined;
-        } catch {
-          body = undefined;
-        }
-        const path = (req.url ?? '/').split('?')[0]!;
-        const rec: RecordedRequest = { method: req.method ?? '', path, headers: req.headers, body };
-        requests.push(rec);
+  return startScriptedServer<RecordedRequest, AnthropicReply>(
+    async (req, res, ex) => {
+      const n = ++seq;
+      let body: Json | undefined;
+      try {
+        const v: unknown = JSON.parse(ex.body);
+        body = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : undefined;
+      } catch {
+        body = undefined;
+      }
+      const path = (req.url ?? '/').split('?')[0]!;
+      const rec: RecordedRequest = { method: req.method ?? '', path, headers: req.headers, body };
+      ex.record(rec);
 
-        if (req.method !== 'POST' || path !== '/v1/messages') {
-          return sendError(res, n, { kind: 'error', status: 404, type: 'not_found_error', message: 'Not found' });
-        }
-        if (!req.headers['anthropic-version']) {
-          return sendError(res, n, invalid('anthropic-version: header is required'));
-        }
-        // SDKs before 1.0 send `x-api-key`, later ones `Authorization: Bearer`; the API takes both.
-        const key = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /i, '');
-        if (options.apiKey !== undefined && key !== options.apiKey) {
-          return sendError(res, n, { kind: 'error', status: 401, type: 'authentication_error', message: 'invalid x-api-key' });
-        }
-        if (body === undefined) return sendError(res, n, invalid('There was an issue with the format of your request: body is not a JSON object'));
-        const problem = validate(body, String(req.headers['anthropic-version']));
-        if (problem) return sendError(res, n, invalid(problem));
+      if (req.method !== 'POST' || path !== '/v1/messages') {
+        return sendError(res, n, { kind: 'error', status: 404, type: 'not_found_error', message: 'Not found' });
+      }
+      if (!req.headers['anthropic-version']) {
+        return sendError(res, n, invalid('anthropic-version: header is required'));
+      }
+      // SDKs before 1.0 send `x-api-key`, later ones `Authorization: Bearer`; the API takes both.
+      const key = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /i, '');
+      if (options.apiKey !== undefined && key !== options.apiKey) {
+        return sendError(res, n, { kind: 'error', status: 401, type: 'authentication_error', message: 'invalid x-api-key' });
+      }
+      if (body === undefined) return sendError(res, n, invalid('There was an issue with the format of your request: body is not a JSON object'));
+      const problem = validate(body, String(req.headers['anthropic-version']));
+      if (problem) return sendError(res, n, invalid(problem));
 
-        const reply = queue.shift() ?? (handler ? await handler(rec) : { text: DEFAULT_REPLY_TEXT });
-        if (reply.kind === 'error') return sendError(res, n, reply);
-        if (reply.dropConnection) return void res.socket?.destroy();
-        const message = buildMessage(reply, body, n);
-        if (body.stream === true) return sendStream(res, n, reply, message);
-        res.writeHead(200, { 'content-type': 'application/json', ...commonHeaders(n), ...reply.headers });
-        res.end(JSON.stringify(message));
-      })().catch((err: unknown) => {
-        sendError(res, 0, { kind: 'error', status: 500, type: 'api_error', message: String(err) });
-      });
-    });
-  });
-
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    enqueue: (...replies) => void queue.push(...replies),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+      const reply = ex.next() ?? (handler ? await handler(rec) : { text: DEFAULT_REPLY_TEXT });
+      if (reply.kind === 'error') return sendError(res, n, reply);
+      if (reply.dropConnection) return void res.socket?.destroy();
+      const message = buildMessage(reply, body, n);
+      if (body.stream === true) return sendStream(res, n, reply, message);
+      res.writeHead(200, { 'content-type': 'application/json', ...commonHeaders(n), ...reply.headers });
+      res.end(JSON.stringify(message));
+    },
+    (res, err) => sendError(res, 0, { kind: 'error', status: 500, type: 'api_error', message: String(err) }),
+  );
 }
 
 function invalid(message: string): ErrorReply {
@@ -324,8 +298,8 @@ function sendStream(res: ServerResponse, n: number, reply: MessageReply, message
     ...commonHeaders(n),
     ...reply.headers,
   });
-  for (const e of events) res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
-  if (error) res.write(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
+  for (const e of events) res.write(sseEvent(JSON.stringify(e.data), e.event));
+  if (error) res.write(sseEvent(JSON.stringify(error), 'error'));
   if (cut && reply.cutMode === 'destroy') {
     // Close the connection mid-body (after flushing what was written): the
     // chunked body never gets its terminator, as when a proxy drops the line.

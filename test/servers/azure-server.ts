@@ -7,8 +7,8 @@
  * or raw bytes. Requests are recorded. The `openai` package's `AzureOpenAI`
  * client is the judge of its faithfulness (azure-server.test.ts).
  */
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { halves, sendJson as json, sendRaw, sseEvent, startScriptedServer, words, writeFrames, type ScriptedServer } from './scripted-server.js';
 
 export type AzureReply =
   | {
@@ -35,12 +35,7 @@ export interface RecordedRequest {
   body: unknown;
 }
 
-export interface AzureServer {
-  url: string;
-  requests: RecordedRequest[];
-  enqueue(reply: AzureReply): void;
-  close(): Promise<void>;
-}
+export type AzureServer = ScriptedServer<RecordedRequest, AzureReply>;
 
 export interface AzureServerOptions {
   /** When set, requests without this `api-key` get Azure's 401. */
@@ -59,95 +54,72 @@ const PROMPT_FILTER = [{ prompt_index: 0, content_filter_results: FILTER_RESULTS
 const FINGERPRINT = 'fp_b705f0c291';
 
 export async function startAzureServer(opts: AzureServerOptions = {}): Promise<AzureServer> {
-  const requests: RecordedRequest[] = [];
-  const queue: AzureReply[] = [];
   const model = opts.model ?? 'gpt-4o-2024-11-20';
   let seq = 0;
 
-  const server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => {
-      const text = Buffer.concat(parts).toString('utf8');
-      let body: unknown = text;
-      try {
-        body = text ? JSON.parse(text) : undefined;
-      } catch {
-        // recorded as text; answered below
-      }
-      const url = new URL(req.url ?? '/', 'http://azure.local');
-      const route = ROUTE.exec(url.pathname);
-      const deployment = route ? decodeURIComponent(route[1]!) : undefined;
-      const apiVersion = url.searchParams.get('api-version');
-      requests.push({ method: req.method ?? 'GET', path: req.url ?? '/', deployment, apiVersion, headers: req.headers, body });
+  return startScriptedServer<RecordedRequest, AzureReply>((req, res, ex) => {
+    let body: unknown = ex.body;
+    try {
+      body = ex.body ? JSON.parse(ex.body) : undefined;
+    } catch {
+      // recorded as text; answered below
+    }
+    const url = new URL(req.url ?? '/', 'http://azure.local');
+    const route = ROUTE.exec(url.pathname);
+    const deployment = route ? decodeURIComponent(route[1]!) : undefined;
+    const apiVersion = url.searchParams.get('api-version');
+    ex.record({ method: req.method ?? 'GET', path: req.url ?? '/', deployment, apiVersion, headers: req.headers, body });
 
-      if (opts.apiKey !== undefined && req.headers['api-key'] !== opts.apiKey) {
-        return json(res, 401, {
-          error: {
-            code: '401',
-            message:
-              'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.',
-          },
-        });
-      }
-      if (req.method !== 'POST' || !route || !apiVersion) return json(res, 404, { error: { code: '404', message: 'Resource not found' } });
-      if (opts.deployments && !opts.deployments.includes(deployment!)) {
-        return json(res, 404, {
-          error: {
-            code: 'DeploymentNotFound',
-            message:
-              'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.',
-          },
-        });
-      }
-      if (typeof body !== 'object' || body === null) {
-        return json(res, 400, { error: { message: 'We could not parse the JSON body of your request.', type: 'invalid_request_error', param: null, code: null } });
-      }
-      const b = body as Record<string, unknown>;
+    if (opts.apiKey !== undefined && req.headers['api-key'] !== opts.apiKey) {
+      return json(res, 401, {
+        error: {
+          code: '401',
+          message:
+            'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.',
+        },
+      });
+    }
+    if (req.method !== 'POST' || !route || !apiVersion) return json(res, 404, { error: { code: '404', message: 'Resource not found' } });
+    if (opts.deployments && !opts.deployments.includes(deployment!)) {
+      return json(res, 404, {
+        error: {
+          code: 'DeploymentNotFound',
+          message:
+            'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.',
+        },
+      });
+    }
+    if (typeof body !== 'object' || body === null) {
+      return json(res, 400, { error: { message: 'We could not parse the JSON body of your request.', type: 'invalid_request_error', param: null, code: null } });
+    }
+    const b = body as Record<string, unknown>;
 
-      const reply = queue.shift();
-      if (reply?.kind === 'error') return json(res, reply.status, reply.body, reply.headers);
-      if (reply?.kind === 'raw') {
-        res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType ?? 'text/event-stream' });
-        return void res.end(reply.body);
-      }
-      const id = `chatcmpl-AZ${String(++seq).padStart(8, '0')}`;
-      const created = 1_735_689_600 + seq;
-      if (route[2] === 'embeddings') {
-        const input = typeof b.input === 'string' ? [b.input] : Array.isArray(b.input) ? (b.input as string[]) : [];
-        const vectors = reply?.kind === 'embed' ? reply.vectors : input.map(defaultVector);
-        const tokens = reply?.kind === 'embed' && reply.promptTokens !== undefined ? reply.promptTokens : input.length * 2;
-        const base64 = b.encoding_format === 'base64';
-        return json(res, 200, {
-          object: 'list',
-          data: vectors.map((v, index) => ({ object: 'embedding', index, embedding: base64 ? float32Base64(v) : v })),
-          model: 'text-embedding-3-small',
-          usage: { prompt_tokens: tokens, total_tokens: tokens },
-        });
-      }
-      const message = reply?.kind === 'message' ? reply : { kind: 'message' as const, text: DEFAULT_TEXT };
-      const meta = { id, created, model };
-      if (b.stream === true) {
-        const includeUsage = (b.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
-        stream(res, meta, message, includeUsage);
-      } else {
-        json(res, 200, buffered(meta, message));
-      }
-    });
+    const reply = ex.next();
+    if (reply?.kind === 'error') return json(res, reply.status, reply.body, reply.headers);
+    if (reply?.kind === 'raw') return sendRaw(res, reply.status ?? 200, reply.contentType ?? 'text/event-stream', reply.body);
+    const id = `chatcmpl-AZ${String(++seq).padStart(8, '0')}`;
+    const created = 1_735_689_600 + seq;
+    if (route[2] === 'embeddings') {
+      const input = typeof b.input === 'string' ? [b.input] : Array.isArray(b.input) ? (b.input as string[]) : [];
+      const vectors = reply?.kind === 'embed' ? reply.vectors : input.map(defaultVector);
+      const tokens = reply?.kind === 'embed' && reply.promptTokens !== undefined ? reply.promptTokens : input.length * 2;
+      const base64 = b.encoding_format === 'base64';
+      return json(res, 200, {
+        object: 'list',
+        data: vectors.map((v, index) => ({ object: 'embedding', index, embedding: base64 ? float32Base64(v) : v })),
+        model: 'text-embedding-3-small',
+        usage: { prompt_tokens: tokens, total_tokens: tokens },
+      });
+    }
+    const message = reply?.kind === 'message' ? reply : { kind: 'message' as const, text: DEFAULT_TEXT };
+    const meta = { id, created, model };
+    if (b.stream === true) {
+      const includeUsage = (b.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+      stream(res, meta, message, includeUsage);
+    } else {
+      json(res, 200, buffered(meta, message));
+    }
   });
-
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    enqueue: (reply) => void queue.push(reply),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 type MessageReply = Extract<AzureReply, { kind: 'message' }>;
@@ -210,31 +182,8 @@ function chunks(meta: Meta, m: MessageReply, includeUsage: boolean): unknown[] {
 
 function stream(res: ServerResponse, meta: Meta, m: MessageReply, includeUsage: boolean): void {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-  const all = [...chunks(meta, m, includeUsage).map((c) => JSON.stringify(c)), '[DONE]'];
-  const n = m.cutAfter === undefined ? all.length : Math.min(m.cutAfter, all.length);
-  for (let i = 0; i < n; i++) res.write(`data: ${all[i]}\n\n`);
-  if (m.cutAfter === undefined) return void res.end();
-  // Reset once what was written has reached the socket: a stream cut mid-body.
-  res.flushHeaders();
-  const socket = res.socket!;
-  socket.write('', () => socket.destroy());
-}
-
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
-}
-
-/** Streams send text a word at a time, as token deltas would arrive. */
-function words(text: string): string[] {
-  return text.match(/\S+\s*|\s+/g) ?? [];
-}
-
-function halves(s: string): string[] {
-  if (s.length < 2) return [s];
-  const mid = Math.floor(s.length / 2);
-  return [s.slice(0, mid), s.slice(mid)];
+  const frames = [...chunks(meta, m, includeUsage).map((c) => JSON.stringify(c)), '[DONE]'].map((data) => sseEvent(data));
+  writeFrames(res, frames, m.cutAfter);
 }
 
 function defaultVector(text: string): number[] {

@@ -6,8 +6,8 @@
  * or raw bytes. Requests are recorded. The official `cohere-ai` SDK is the
  * judge of its faithfulness (cohere-server.test.ts).
  */
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { halves, sendJson as json, sendRaw, sseEvent, startScriptedServer, words, writeFrames, type ScriptedServer } from './scripted-server.js';
 
 export interface CohereServerUsage {
   billed_units?: { input_tokens?: number; output_tokens?: number };
@@ -39,12 +39,7 @@ export interface RecordedRequest {
   body: unknown;
 }
 
-export interface CohereServer {
-  url: string;
-  requests: RecordedRequest[];
-  enqueue(reply: CohereReply): void;
-  close(): Promise<void>;
-}
+export type CohereServer = ScriptedServer<RecordedRequest, CohereReply>;
 
 export interface CohereServerOptions {
   /** When set, requests without `Authorization: Bearer <apiKey>` get Cohere's 401. */
@@ -54,72 +49,49 @@ export interface CohereServerOptions {
 const DEFAULT_TEXT = 'Hello from Cohere.';
 
 export async function startCohereServer(opts: CohereServerOptions = {}): Promise<CohereServer> {
-  const requests: RecordedRequest[] = [];
-  const queue: CohereReply[] = [];
   let seq = 0;
 
-  const server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => {
-      const text = Buffer.concat(parts).toString('utf8');
-      let body: unknown = text;
-      try {
-        body = text ? JSON.parse(text) : undefined;
-      } catch {
-        // recorded as text; answered below
-      }
-      const path = req.url ?? '/';
-      requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
-      const id = `c0ffee00-0000-4000-8000-${String(++seq).padStart(12, '0')}`;
+  return startScriptedServer<RecordedRequest, CohereReply>((req, res, ex) => {
+    let body: unknown = ex.body;
+    try {
+      body = ex.body ? JSON.parse(ex.body) : undefined;
+    } catch {
+      // recorded as text; answered below
+    }
+    const path = req.url ?? '/';
+    ex.record({ method: req.method ?? 'GET', path, headers: req.headers, body });
+    const id = `c0ffee00-0000-4000-8000-${String(++seq).padStart(12, '0')}`;
 
-      if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
-        return json(res, 401, { id, message: 'invalid api token' });
-      }
-      if (req.method !== 'POST' || (path !== '/v2/chat' && path !== '/v2/embed')) {
-        return json(res, 404, { id, message: `no route for ${req.method} ${path}` });
-      }
-      if (typeof body !== 'object' || body === null) return json(res, 400, { id, message: 'invalid request: body must be JSON' });
-      const b = body as Record<string, unknown>;
-      if (typeof b.model !== 'string') return json(res, 400, { id, message: 'invalid request: model must be specified' });
+    if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+      return json(res, 401, { id, message: 'invalid api token' });
+    }
+    if (req.method !== 'POST' || (path !== '/v2/chat' && path !== '/v2/embed')) {
+      return json(res, 404, { id, message: `no route for ${req.method} ${path}` });
+    }
+    if (typeof body !== 'object' || body === null) return json(res, 400, { id, message: 'invalid request: body must be JSON' });
+    const b = body as Record<string, unknown>;
+    if (typeof b.model !== 'string') return json(res, 400, { id, message: 'invalid request: model must be specified' });
 
-      const reply = queue.shift();
-      if (reply?.kind === 'error') return json(res, reply.status, reply.body, reply.headers);
-      if (reply?.kind === 'raw') {
-        res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType ?? 'text/event-stream' });
-        return void res.end(reply.body);
-      }
-      if (path === '/v2/embed') {
-        const texts = Array.isArray(b.texts) ? (b.texts as string[]) : [];
-        const vectors = reply?.kind === 'embed' ? reply.vectors : texts.map(defaultVector);
-        const billed = reply?.kind === 'embed' && reply.billedInputTokens !== undefined ? reply.billedInputTokens : texts.length * 3;
-        return json(res, 200, {
-          id,
-          texts,
-          embeddings: { float: vectors },
-          meta: { api_version: { version: '2' }, billed_units: { input_tokens: billed } },
-          response_type: 'embeddings_by_type',
-        });
-      }
-      const message = reply?.kind === 'message' ? reply : { kind: 'message' as const, text: DEFAULT_TEXT };
-      const messageId = message.id ?? id;
-      if (b.stream === true) streamChat(res, messageId, message);
-      else json(res, 200, bufferedChat(messageId, message));
-    });
+    const reply = ex.next();
+    if (reply?.kind === 'error') return json(res, reply.status, reply.body, reply.headers);
+    if (reply?.kind === 'raw') return sendRaw(res, reply.status ?? 200, reply.contentType ?? 'text/event-stream', reply.body);
+    if (path === '/v2/embed') {
+      const texts = Array.isArray(b.texts) ? (b.texts as string[]) : [];
+      const vectors = reply?.kind === 'embed' ? reply.vectors : texts.map(defaultVector);
+      const billed = reply?.kind === 'embed' && reply.billedInputTokens !== undefined ? reply.billedInputTokens : texts.length * 3;
+      return json(res, 200, {
+        id,
+        texts,
+        embeddings: { float: vectors },
+        meta: { api_version: { version: '2' }, billed_units: { input_tokens: billed } },
+        response_type: 'embeddings_by_type',
+      });
+    }
+    const message = reply?.kind === 'message' ? reply : { kind: 'message' as const, text: DEFAULT_TEXT };
+    const messageId = message.id ?? id;
+    if (b.stream === true) streamChat(res, messageId, message);
+    else json(res, 200, bufferedChat(messageId, message));
   });
-
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    enqueue: (reply) => void queue.push(reply),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 type MessageReply = Extract<CohereReply, { kind: 'message' }>;
@@ -173,39 +145,8 @@ function streamEvents(id: string, m: MessageReply): { event?: string; data: unkn
 
 function streamChat(res: ServerResponse, id: string, m: MessageReply): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const events = streamEvents(id, m);
-  const n = m.cutAfter === undefined ? events.length : Math.min(m.cutAfter, events.length);
-  for (let i = 0; i < n; i++) {
-    const e = events[i]!;
-    const data = typeof e.data === 'string' ? e.data : JSON.stringify(e.data);
-    res.write(e.event ? `event: ${e.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`);
-  }
-  if (m.cutAfter === undefined) res.end();
-  else cut(res);
-}
-
-/** Reset the connection once what was written has reached the socket: a stream cut mid-body. */
-function cut(res: ServerResponse): void {
-  res.flushHeaders();
-  const socket = res.socket!;
-  socket.write('', () => socket.destroy());
-}
-
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
-}
-
-/** Streams send text a word at a time, as token deltas would arrive. */
-function words(text: string): string[] {
-  return text.match(/\S+\s*|\s+/g) ?? [];
-}
-
-function halves(s: string): string[] {
-  if (s.length < 2) return [s];
-  const mid = Math.floor(s.length / 2);
-  return [s.slice(0, mid), s.slice(mid)];
+  const frames = streamEvents(id, m).map((e) => sseEvent(typeof e.data === 'string' ? e.data : JSON.stringify(e.data), e.event));
+  writeFrames(res, frames, m.cutAfter);
 }
 
 function defaultVector(text: string): number[] {

@@ -9,8 +9,8 @@
  * `enqueue`, one per request, in order; with none queued it answers a default
  * text. `gemini-server.test.ts` drives it with the official @google/genai SDK.
  */
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { sendText, startScriptedServer, type Exchange, type ScriptedServer } from './scripted-server.js';
 
 export interface GeminiRecordedRequest {
   method: string;
@@ -58,13 +58,8 @@ export interface GeminiServerOptions {
   requireThoughtSignatures?: boolean;
 }
 
-export interface GeminiServer {
-  /** Origin, e.g. `http://127.0.0.1:41234`: what the SDK takes as `baseUrl`. */
-  url: string;
-  requests: GeminiRecordedRequest[];
-  enqueue(...replies: GeminiReply[]): void;
-  close(): Promise<void>;
-}
+/** `url` is the origin, e.g. `http://127.0.0.1:41234`: what the SDK takes as `baseUrl`. */
+export type GeminiServer = ScriptedServer<GeminiRecordedRequest, GeminiReply>;
 
 const JSON_TYPE = 'application/json; charset=UTF-8';
 const ROUTE = /^\/(v1beta|v1)\/(models|tunedModels)\/([^/:]+):([A-Za-z]+)$/;
@@ -241,20 +236,14 @@ function vectorFor(text: string, dims: number): number[] {
 }
 
 export async function startGeminiServer(opts: GeminiServerOptions = {}): Promise<GeminiServer> {
-  const requests: GeminiRecordedRequest[] = [];
-  const queue: GeminiReply[] = [];
   let responseNo = 0;
 
-  const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
-    const text = JSON.stringify(body, null, 2);
-    res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text), ...headers });
-    res.end(text);
-  };
+  // Google pretty-prints its JSON.
+  const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void =>
+    sendText(res, status, JSON_TYPE, JSON.stringify(body, null, 2), headers);
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
+  const handle = async (req: IncomingMessage, res: ServerResponse, ex: Exchange<GeminiRecordedRequest, GeminiReply>): Promise<void> => {
+    const raw = ex.body;
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const route = ROUTE.exec(url.pathname);
     const query = Object.fromEntries(url.searchParams);
@@ -269,7 +258,7 @@ export async function startGeminiServer(opts: GeminiServerOptions = {}): Promise
     }
     const model = route ? decodeURIComponent(route[3]!) : '';
     const action = route ? route[4]! : '';
-    requests.push({ method: req.method ?? '', url: req.url ?? '', model, action, query, headers: req.headers, body });
+    ex.record({ method: req.method ?? '', url: req.url ?? '', model, action, query, headers: req.headers, body });
 
     if (opts.apiKey !== undefined) {
       const key = (req.headers['x-goog-api-key'] as string | undefined) ?? query.key;
@@ -285,7 +274,7 @@ export async function startGeminiServer(opts: GeminiServerOptions = {}): Promise
     if (req.method !== 'POST' || !route) return send(res, 404, googleError(404, `Method not found: ${url.pathname}`));
     if (!parsed) return send(res, 400, googleError(400, 'Invalid JSON payload received. Expected an object.'));
 
-    const reply = queue.shift();
+    const reply = ex.next();
     if (reply?.kind === 'error') {
       return send(res, reply.status, reply.body ?? googleError(reply.status, `scripted ${reply.status}`), reply.headers);
     }
@@ -408,24 +397,9 @@ export async function startGeminiServer(opts: GeminiServerOptions = {}): Promise
     send(res, 200, { embeddings: vectors.map((values) => ({ values })) });
   };
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      if (err instanceof BadRequest) return send(res, err.status, googleError(err.status, err.message));
-      if (!res.headersSent) send(res, 500, googleError(500, 'An internal error has occurred.'));
-      else res.destroy();
-    });
+  return startScriptedServer(handle, (res, err) => {
+    if (err instanceof BadRequest) return send(res, err.status, googleError(err.status, err.message));
+    if (!res.headersSent) send(res, 500, googleError(500, 'An internal error has occurred.'));
+    else res.destroy();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    enqueue: (...replies) => void queue.push(...replies),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }

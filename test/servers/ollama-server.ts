@@ -6,8 +6,8 @@
  * status, or raw bytes. Requests are recorded. The official `ollama` SDK is
  * the judge of its faithfulness (ollama-server.test.ts).
  */
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { sendRaw, sendText, startScriptedServer, words, writeFrames, type ScriptedServer } from './scripted-server.js';
 
 export type OllamaReply =
   | {
@@ -33,12 +33,7 @@ export interface RecordedRequest {
   body: unknown;
 }
 
-export interface OllamaServer {
-  url: string;
-  requests: RecordedRequest[];
-  enqueue(reply: OllamaReply): void;
-  close(): Promise<void>;
-}
+export type OllamaServer = ScriptedServer<RecordedRequest, OllamaReply>;
 
 export interface OllamaServerOptions {
   /** When set, other model names get Ollama's 404 "not found, try pulling it first". */
@@ -49,70 +44,46 @@ const DEFAULT_TEXT = 'Hello from Ollama.';
 const NANOS_PER_MS = 1_000_000;
 
 export async function startOllamaServer(opts: OllamaServerOptions = {}): Promise<OllamaServer> {
-  const requests: RecordedRequest[] = [];
-  const queue: OllamaReply[] = [];
   let seq = 0;
 
-  const server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => {
-      const text = Buffer.concat(parts).toString('utf8');
-      let body: unknown;
-      let parseError: string | undefined;
-      try {
-        body = JSON.parse(text);
-      } catch (e) {
-        body = text;
-        parseError = (e as Error).message;
-      }
-      const path = req.url ?? '/';
-      requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+  return startScriptedServer<RecordedRequest, OllamaReply>((req, res, ex) => {
+    let body: unknown;
+    let parseError: string | undefined;
+    try {
+      body = JSON.parse(ex.body);
+    } catch (e) {
+      body = ex.body;
+      parseError = (e as Error).message;
+    }
+    const path = req.url ?? '/';
+    ex.record({ method: req.method ?? 'GET', path, headers: req.headers, body });
 
-      if (req.method !== 'POST' || (path !== '/api/chat' && path !== '/api/embed')) {
-        res.writeHead(404, { 'content-type': 'text/plain' });
-        return void res.end('404 page not found');
-      }
-      if (parseError !== undefined || typeof body !== 'object' || body === null) return json(res, 400, { error: parseError ?? 'invalid request' });
-      const b = body as Record<string, unknown>;
-      const model = b.model;
-      if (typeof model !== 'string' || model === '') return json(res, 400, { error: 'model is required' });
-      if (opts.models && !opts.models.includes(model)) {
-        return json(res, 404, { error: `model "${model}" not found, try pulling it first` });
-      }
+    if (req.method !== 'POST' || (path !== '/api/chat' && path !== '/api/embed')) {
+      return sendRaw(res, 404, 'text/plain', '404 page not found');
+    }
+    if (parseError !== undefined || typeof body !== 'object' || body === null) return json(res, 400, { error: parseError ?? 'invalid request' });
+    const b = body as Record<string, unknown>;
+    const model = b.model;
+    if (typeof model !== 'string' || model === '') return json(res, 400, { error: 'model is required' });
+    if (opts.models && !opts.models.includes(model)) {
+      return json(res, 404, { error: `model "${model}" not found, try pulling it first` });
+    }
 
-      const reply = queue.shift();
-      if (reply?.kind === 'error') return json(res, reply.status, { error: reply.error });
-      if (reply?.kind === 'raw') {
-        res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType ?? 'application/x-ndjson' });
-        return void res.end(reply.body);
-      }
-      const createdAt = new Date(Date.UTC(2025, 0, 1) + ++seq * 1000).toISOString();
-      if (path === '/api/embed') {
-        const input = typeof b.input === 'string' ? [b.input] : Array.isArray(b.input) ? (b.input as string[]) : [];
-        const vectors = reply?.kind === 'embed' ? reply.vectors : input.map(defaultVector);
-        const count = reply?.kind === 'embed' && reply.promptEvalCount !== undefined ? reply.promptEvalCount : input.length * 2;
-        return json(res, 200, { model, embeddings: vectors, total_duration: 14 * NANOS_PER_MS, load_duration: NANOS_PER_MS, prompt_eval_count: count });
-      }
-      const message = reply?.kind === 'message' ? reply : { kind: 'message' as const, text: DEFAULT_TEXT };
-      // Ollama streams unless told not to.
-      if (b.stream === false) json(res, 200, buffered(model, createdAt, message));
-      else stream(res, model, createdAt, message);
-    });
+    const reply = ex.next();
+    if (reply?.kind === 'error') return json(res, reply.status, { error: reply.error });
+    if (reply?.kind === 'raw') return sendRaw(res, reply.status ?? 200, reply.contentType ?? 'application/x-ndjson', reply.body);
+    const createdAt = new Date(Date.UTC(2025, 0, 1) + ++seq * 1000).toISOString();
+    if (path === '/api/embed') {
+      const input = typeof b.input === 'string' ? [b.input] : Array.isArray(b.input) ? (b.input as string[]) : [];
+      const vectors = reply?.kind === 'embed' ? reply.vectors : input.map(defaultVector);
+      const count = reply?.kind === 'embed' && reply.promptEvalCount !== undefined ? reply.promptEvalCount : input.length * 2;
+      return json(res, 200, { model, embeddings: vectors, total_duration: 14 * NANOS_PER_MS, load_duration: NANOS_PER_MS, prompt_eval_count: count });
+    }
+    const message = reply?.kind === 'message' ? reply : { kind: 'message' as const, text: DEFAULT_TEXT };
+    // Ollama streams unless told not to.
+    if (b.stream === false) json(res, 200, buffered(model, createdAt, message));
+    else stream(res, model, createdAt, message);
   });
-
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    enqueue: (reply) => void queue.push(reply),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 type MessageReply = Extract<OllamaReply, { kind: 'message' }>;
@@ -162,25 +133,12 @@ function lines(model: string, createdAt: string, m: MessageReply): string[] {
 
 function stream(res: ServerResponse, model: string, createdAt: string, m: MessageReply): void {
   res.writeHead(200, { 'content-type': 'application/x-ndjson' });
-  const all = lines(model, createdAt, m);
-  const n = m.cutAfter === undefined ? all.length : Math.min(m.cutAfter, all.length);
-  for (let i = 0; i < n; i++) res.write(all[i] + '\n');
-  if (m.cutAfter === undefined) return void res.end();
-  // Reset once what was written has reached the socket: a stream cut mid-body.
-  res.flushHeaders();
-  const socket = res.socket!;
-  socket.write('', () => socket.destroy());
+  writeFrames(res, lines(model, createdAt, m).map((line) => line + '\n'), m.cutAfter);
 }
 
+/** Ollama's JSON answers carry a charset. */
 function json(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-/** Streams send text a word at a time, as token deltas would arrive. */
-function words(text: string): string[] {
-  return text.match(/\S+\s*|\s+/g) ?? [];
+  sendText(res, status, 'application/json; charset=utf-8', JSON.stringify(body));
 }
 
 function defaultVector(text: string): number[] {

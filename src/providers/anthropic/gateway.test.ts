@@ -3,32 +3,23 @@
  * adapter → the loopback Anthropic server. Buffered and streamed, with a tool
  * call; what the client assembles must match on both paths.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
-import { startAnthropicServer, type AnthropicServer, type MessageReply } from '../../../test/servers/anthropic-server.js';
-import { startGateway, type TestGateway } from '../../../test/helpers/gateway.js';
+import { describe, expect, it } from 'vitest';
+import type OpenAI from 'openai';
+import { assembleStream } from '../../../test/helpers/assemble-stream.js';
+import { openaiThroughGateway } from '../../../test/helpers/openai-through-gateway.js';
+import { startAnthropicServer, type MessageReply } from '../../../test/servers/anthropic-server.js';
 import { createAnthropicAdapter } from './index.js';
 
 const MODEL = 'claude-sonnet-4-20250514';
-let upstream: AnthropicServer;
-let gateway: TestGateway;
-let client: OpenAI;
-
-beforeAll(async () => {
-  upstream = await startAnthropicServer(undefined, { apiKey: 'sk-ant-gateway' });
-  gateway = await startGateway(
-    {
-      providers: [{ id: 'claude', type: 'anthropic', baseUrl: upstream.url, apiKey: '${ANTHROPIC_API_KEY}' }],
-      models: [{ name: 'smart', deployments: [{ provider: 'claude', model: MODEL, capabilities: ['tools', 'vision', 'prefill'] }] }],
-    },
-    // Until the registry lists `anthropic`, the factory is passed in the way embedders would.
-    { env: { ANTHROPIC_API_KEY: 'sk-ant-gateway' }, adapters: { anthropic: createAnthropicAdapter } },
-  );
-  client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'no-client-keys-configured', maxRetries: 0 });
-});
-afterAll(async () => {
-  await gateway?.close();
-  await upstream?.close();
+const t = openaiThroughGateway({
+  upstream: () => startAnthropicServer(undefined, { apiKey: 'sk-ant-gateway' }),
+  config: (url) => ({
+    providers: [{ id: 'claude', type: 'anthropic', baseUrl: url, apiKey: '${ANTHROPIC_API_KEY}' }],
+    models: [{ name: 'smart', deployments: [{ provider: 'claude', model: MODEL, capabilities: ['tools', 'vision', 'prefill'] }] }],
+  }),
+  // Until the registry lists `anthropic`, the factory is passed in the way embedders would.
+  options: { env: { ANTHROPIC_API_KEY: 'sk-ant-gateway' }, adapters: { anthropic: createAnthropicAdapter } },
+  clientApiKey: 'no-client-keys-configured',
 });
 
 const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
@@ -53,8 +44,8 @@ const reply: MessageReply = {
 
 describe('openai SDK → gateway → anthropic adapter → loopback Anthropic', () => {
   it('buffered and streamed completions with a tool call agree', async () => {
-    upstream.enqueue(reply, reply);
-    const { data: buffered, response } = await client.chat.completions
+    t.upstream.enqueue(reply, reply);
+    const { data: buffered, response } = await t.client.chat.completions
       .create({ model: 'smart', messages, tools, tool_choice: 'auto' })
       .withResponse();
     expect(response.headers.get('x-switchyard-deployment')).toBe(`claude/${MODEL}`);
@@ -66,7 +57,7 @@ describe('openai SDK → gateway → anthropic adapter → loopback Anthropic', 
     ]);
     expect(buffered.usage!.prompt_tokens).toBeGreaterThan(0);
 
-    const stream = client.chat.completions.stream({
+    const stream = t.client.chat.completions.stream({
       model: 'smart',
       messages,
       tools,
@@ -85,7 +76,7 @@ describe('openai SDK → gateway → anthropic adapter → loopback Anthropic', 
     });
 
     // Both went upstream as Anthropic requests, converted.
-    const [a, b] = upstream.requests.slice(-2);
+    const [a, b] = t.upstream.requests.slice(-2);
     for (const rec of [a!, b!]) {
       expect(rec.headers['x-api-key']).toBe('sk-ant-gateway');
       expect(rec.body).toMatchObject({
@@ -100,32 +91,27 @@ describe('openai SDK → gateway → anthropic adapter → loopback Anthropic', 
   });
 
   it('a stream cut mid-answer is resumed through an Anthropic prefill, seamlessly', async () => {
-    upstream.enqueue(
+    t.upstream.enqueue(
       // message_start, block start, ping, 'Once ', 'upon ' — then the connection drops.
       { text: 'Once upon a time', chunkSize: 5, cutAfterEvents: 5, cutMode: 'destroy' },
       // Anthropic continues the trimmed prefill 'Once upon' with the space the client already has.
       { text: ' a time, far away.', chunkSize: 4 },
     );
-    const stream = await client.chat.completions.create({
+    const stream = await t.client.chat.completions.create({
       model: 'smart',
       messages: [{ role: 'user', content: 'Tell me a story.' }],
       stream: true,
     });
-    let text = '';
-    let finish: string | null = null;
-    for await (const chunk of stream) {
-      text += chunk.choices[0]?.delta.content ?? '';
-      finish = chunk.choices[0]?.finish_reason ?? finish;
-    }
-    expect(text).toBe('Once upon a time, far away.');
-    expect(finish).toBe('stop');
-    const resumed = upstream.requests.at(-1)!.body!;
+    const { out } = await assembleStream(stream);
+    expect(out.content).toBe('Once upon a time, far away.');
+    expect(out.finish_reason).toBe('stop');
+    const resumed = t.upstream.requests.at(-1)!.body!;
     expect((resumed.messages as unknown[]).at(-1)).toEqual({ role: 'assistant', content: 'Once upon' });
   });
 
   it('the tool result turn goes back as an Anthropic tool_result and the answer comes through', async () => {
-    upstream.enqueue({ text: 'It is 15 degrees in Paris.' });
-    const done = await client.chat.completions.create({
+    t.upstream.enqueue({ text: 'It is 15 degrees in Paris.' });
+    const done = await t.client.chat.completions.create({
       model: 'smart',
       tools,
       messages: [
@@ -140,7 +126,7 @@ describe('openai SDK → gateway → anthropic adapter → loopback Anthropic', 
     });
     expect(done.choices[0]!.message.content).toBe('It is 15 degrees in Paris.');
     expect(done.choices[0]!.finish_reason).toBe('stop');
-    expect(upstream.requests.at(-1)!.body!.messages).toEqual([
+    expect(t.upstream.requests.at(-1)!.body!.messages).toEqual([
       { role: 'user', content: 'What is the weather in Paris?' },
       { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_01gw', name: 'get_weather', input: { location: 'Paris, FR' } }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01gw', content: '15 degrees' }] },

@@ -5,10 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChatCompletionChunk, ChatRequest, ToolCall, Usage } from '../../protocol/openai.js';
+import type { ChatRequest } from '../../protocol/openai.js';
 import type { ProviderConfig } from '../../config/types.js';
 import type { AttemptContext, ProviderAdapter } from '../types.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
+import { assembleStream } from '../../../test/helpers/assemble-stream.js';
 import { VirtualClock } from '../../../test/helpers/virtual-clock.js';
 import { startCohereServer, type CohereServer } from '../../../test/servers/cohere-server.js';
 import { createCohereAdapter } from './index.js';
@@ -41,38 +42,6 @@ afterAll(async () => {
   await server.close();
 });
 
-interface Assembled {
-  content: string | null;
-  tool_calls?: ToolCall[];
-  finish_reason: string | null;
-  usage?: Usage | null;
-}
-
-async function assemble(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ out: Assembled; chunks: ChatCompletionChunk[] }> {
-  const chunks: ChatCompletionChunk[] = [];
-  let content: string | null = null;
-  let finish: string | null = null;
-  let usage: Usage | null | undefined;
-  const calls: ToolCall[] = [];
-  for await (const c of stream) {
-    chunks.push(c);
-    if (c.usage) usage = c.usage;
-    const choice = c.choices[0];
-    if (!choice) continue;
-    if (choice.delta.content) content = (content ?? '') + choice.delta.content;
-    for (const t of choice.delta.tool_calls ?? []) {
-      const call = (calls[t.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
-      if (t.id) call.id = t.id;
-      if (t.function?.name) call.function.name = t.function.name;
-      call.function.arguments += t.function?.arguments ?? '';
-    }
-    if (choice.finish_reason) finish = choice.finish_reason;
-  }
-  const out: Assembled = { content, finish_reason: finish, usage };
-  if (calls.length > 0) out.tool_calls = calls;
-  return { out, chunks };
-}
-
 describe('cohere adapter over a loopback socket', () => {
   it('buffered text: an OpenAI chat completion, Cohere wire request, auth and extra headers', async () => {
     server.enqueue({ kind: 'message', id: 'resp-1', text: 'Paris is the capital of France.' });
@@ -104,7 +73,7 @@ describe('cohere adapter over a loopback socket', () => {
     const buffered = (await adapter.chat(ask('Capital?'), ctx())).response;
     server.enqueue({ kind: 'message', text });
     const stream = await adapter.chatStream(ask('Capital?'), ctx());
-    const { out, chunks } = await assemble(stream);
+    const { out, chunks } = await assembleStream(stream);
     expect(server.requests.at(-1)!.body).toMatchObject({ stream: true });
     expect(server.requests.at(-1)!.headers.accept).toBe('text/event-stream');
     expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
@@ -141,7 +110,7 @@ describe('cohere adapter over a loopback socket', () => {
     });
 
     server.enqueue(reply);
-    const { out } = await assemble(await adapter.chatStream(ask('Weather in Paris?', { tools }), ctx()));
+    const { out } = await assembleStream(await adapter.chatStream(ask('Weather in Paris?', { tools }), ctx()));
     expect(out).toEqual({
       content: null,
       tool_calls: buffered.choices[0]!.message.tool_calls,

@@ -3,33 +3,24 @@
  * adapter → the loopback Gemini server. Buffered and streamed, with a tool
  * call; what the client assembles must match on both paths.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
-import { startGeminiServer, type GeminiReply, type GeminiServer } from '../../../test/servers/gemini-server.js';
-import { startGateway, type TestGateway } from '../../../test/helpers/gateway.js';
+import { describe, expect, it } from 'vitest';
+import type OpenAI from 'openai';
+import { assembleStream } from '../../../test/helpers/assemble-stream.js';
+import { openaiThroughGateway } from '../../../test/helpers/openai-through-gateway.js';
+import { startGeminiServer, type GeminiReply } from '../../../test/servers/gemini-server.js';
 import { createGeminiAdapter } from './index.js';
 
 const MODEL = 'gemini-2.5-flash';
 const KEY = 'AIza-gateway-test';
-let upstream: GeminiServer;
-let gateway: TestGateway;
-let client: OpenAI;
-
-beforeAll(async () => {
-  upstream = await startGeminiServer({ apiKey: KEY, requireThoughtSignatures: true });
-  gateway = await startGateway(
-    {
-      providers: [{ id: 'gem', type: 'gemini', baseUrl: upstream.url, apiKey: '${GEMINI_API_KEY}' }],
-      models: [{ name: 'flash', deployments: [{ provider: 'gem', model: MODEL, capabilities: ['tools', 'vision', 'json', 'prefill'] }] }],
-    },
-    // Until the registry lists `gemini`, the factory is passed in the way embedders would.
-    { env: { GEMINI_API_KEY: KEY }, adapters: { gemini: createGeminiAdapter } },
-  );
-  client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'no-client-keys-configured', maxRetries: 0 });
-});
-afterAll(async () => {
-  await gateway?.close();
-  await upstream?.close();
+const t = openaiThroughGateway({
+  upstream: () => startGeminiServer({ apiKey: KEY, requireThoughtSignatures: true }),
+  config: (url) => ({
+    providers: [{ id: 'gem', type: 'gemini', baseUrl: url, apiKey: '${GEMINI_API_KEY}' }],
+    models: [{ name: 'flash', deployments: [{ provider: 'gem', model: MODEL, capabilities: ['tools', 'vision', 'json', 'prefill'] }] }],
+  }),
+  // Until the registry lists `gemini`, the factory is passed in the way embedders would.
+  options: { env: { GEMINI_API_KEY: KEY }, adapters: { gemini: createGeminiAdapter } },
+  clientApiKey: 'no-client-keys-configured',
 });
 
 const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
@@ -55,8 +46,8 @@ const reply: GeminiReply = {
 
 describe('openai SDK → gateway → gemini adapter → loopback Gemini', () => {
   it('buffered and streamed completions with a tool call agree', async () => {
-    upstream.enqueue(reply, reply);
-    const { data: buffered, response } = await client.chat.completions.create({ model: 'flash', messages, tools, tool_choice: 'auto' }).withResponse();
+    t.upstream.enqueue(reply, reply);
+    const { data: buffered, response } = await t.client.chat.completions.create({ model: 'flash', messages, tools, tool_choice: 'auto' }).withResponse();
     expect(response.headers.get('x-switchyard-deployment')).toBe(`gem/${MODEL}`);
     expect(buffered.model).toBe(MODEL);
     expect(buffered.choices[0]!.finish_reason).toBe('tool_calls');
@@ -66,7 +57,7 @@ describe('openai SDK → gateway → gemini adapter → loopback Gemini', () => 
     ]);
     expect(buffered.usage).toMatchObject({ prompt_tokens: 20, completion_tokens: 14, total_tokens: 34 });
 
-    const stream = client.chat.completions.stream({ model: 'flash', messages, tools, tool_choice: 'auto', stream_options: { include_usage: true } });
+    const stream = t.client.chat.completions.stream({ model: 'flash', messages, tools, tool_choice: 'auto', stream_options: { include_usage: true } });
     const streamed = await stream.finalChatCompletion();
     expect(streamed.model).toBe(MODEL);
     expect(streamed.choices[0]!.finish_reason).toBe('tool_calls');
@@ -76,7 +67,7 @@ describe('openai SDK → gateway → gemini adapter → loopback Gemini', () => 
     expect(buffered.choices[0]!.message.tool_calls![0]).toHaveProperty('extra_content', { google: { thought_signature: 'c2lnLWdhdGV3YXk=' } });
     expect(streamed.usage).toMatchObject({ prompt_tokens: 20, completion_tokens: 14, total_tokens: 34 });
 
-    const [a, b] = upstream.requests.slice(-2);
+    const [a, b] = t.upstream.requests.slice(-2);
     expect(a!.url).toBe(`/v1beta/models/${MODEL}:generateContent`);
     expect(b!.url).toBe(`/v1beta/models/${MODEL}:streamGenerateContent?alt=sse`);
     for (const rec of [a!, b!]) {
@@ -101,8 +92,8 @@ describe('openai SDK → gateway → gemini adapter → loopback Gemini', () => 
   });
 
   it('the tool result turn goes back as a functionResponse and the answer comes through', async () => {
-    upstream.enqueue({ kind: 'text', text: 'It is 15 degrees in Paris.' });
-    const done = await client.chat.completions.create({
+    t.upstream.enqueue({ kind: 'text', text: 'It is 15 degrees in Paris.' });
+    const done = await t.client.chat.completions.create({
       model: 'flash',
       tools,
       messages: [
@@ -117,7 +108,7 @@ describe('openai SDK → gateway → gemini adapter → loopback Gemini', () => 
     });
     expect(done.choices[0]!.message.content).toBe('It is 15 degrees in Paris.');
     expect(done.choices[0]!.finish_reason).toBe('stop');
-    expect(upstream.requests.at(-1)!.body.contents).toEqual([
+    expect(t.upstream.requests.at(-1)!.body.contents).toEqual([
       { role: 'user', parts: [{ text: 'What is the weather in Paris?' }] },
       { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { location: 'Paris, FR' } }, thoughtSignature: expect.any(String) }] },
       { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { content: '15 degrees' } } }] },
@@ -125,34 +116,29 @@ describe('openai SDK → gateway → gemini adapter → loopback Gemini', () => 
   });
 
   it('a stream cut mid-answer is resumed through a trailing model turn (prefill)', async () => {
-    upstream.enqueue({ kind: 'cut', text: ['Once ', 'upon '] }, { kind: 'text', text: ['a time', ', far away.'] });
-    const stream = await client.chat.completions.create({ model: 'flash', messages: [{ role: 'user', content: 'Tell me a story.' }], stream: true });
-    let text = '';
-    let finish: string | null = null;
-    for await (const chunk of stream) {
-      text += chunk.choices[0]?.delta.content ?? '';
-      finish = chunk.choices[0]?.finish_reason ?? finish;
-    }
-    expect(text).toBe('Once upon a time, far away.');
-    expect(finish).toBe('stop');
-    expect(upstream.requests.at(-1)!.body.contents).toEqual([
+    t.upstream.enqueue({ kind: 'cut', text: ['Once ', 'upon '] }, { kind: 'text', text: ['a time', ', far away.'] });
+    const stream = await t.client.chat.completions.create({ model: 'flash', messages: [{ role: 'user', content: 'Tell me a story.' }], stream: true });
+    const { out } = await assembleStream(stream);
+    expect(out.content).toBe('Once upon a time, far away.');
+    expect(out.finish_reason).toBe('stop');
+    expect(t.upstream.requests.at(-1)!.body.contents).toEqual([
       { role: 'user', parts: [{ text: 'Tell me a story.' }] },
       { role: 'model', parts: [{ text: 'Once upon ' }] },
     ]);
   });
 
   it('the thought signature survives the client round trip, so Gemini 3 accepts the follow-up', async () => {
-    upstream.enqueue(reply);
-    const first = await client.chat.completions.create({ model: 'flash', messages, tools });
+    t.upstream.enqueue(reply);
+    const first = await t.client.chat.completions.create({ model: 'flash', messages, tools });
     const assistant = first.choices[0]!.message;
-    upstream.enqueue({ kind: 'text', text: 'Sunny.' });
-    const second = await client.chat.completions.create({
+    t.upstream.enqueue({ kind: 'text', text: 'Sunny.' });
+    const second = await t.client.chat.completions.create({
       model: 'flash',
       tools,
       messages: [...messages, assistant, { role: 'tool', tool_call_id: assistant.tool_calls![0]!.id, content: '{"sky":"clear"}' }],
     });
     expect(second.choices[0]!.message.content).toBe('Sunny.');
-    expect((upstream.requests.at(-1)!.body.contents as unknown[])[1]).toEqual({
+    expect((t.upstream.requests.at(-1)!.body.contents as unknown[])[1]).toEqual({
       role: 'model',
       parts: [
         { text: 'Checking the forecast.' },

@@ -4,10 +4,11 @@
  * tool-calling answers come out as the same OpenAI shapes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChatCompletionChunk, ChatRequest, ToolCall, Usage } from '../../protocol/openai.js';
+import type { ChatRequest } from '../../protocol/openai.js';
 import type { ProviderConfig } from '../../config/types.js';
 import type { AttemptContext, ProviderAdapter } from '../types.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
+import { assembleStream } from '../../../test/helpers/assemble-stream.js';
 import { VirtualClock } from '../../../test/helpers/virtual-clock.js';
 import { startOllamaServer, type OllamaServer } from '../../../test/servers/ollama-server.js';
 import { createOllamaAdapter } from './index.js';
@@ -38,29 +39,6 @@ afterAll(async () => {
   await server.close();
 });
 
-async function assemble(stream: AsyncIterable<ChatCompletionChunk>) {
-  const chunks: ChatCompletionChunk[] = [];
-  let content: string | null = null;
-  let finish: string | null = null;
-  let usage: Usage | null | undefined;
-  const calls: ToolCall[] = [];
-  for await (const c of stream) {
-    chunks.push(c);
-    if (c.usage) usage = c.usage;
-    const choice = c.choices[0];
-    if (!choice) continue;
-    if (choice.delta.content) content = (content ?? '') + choice.delta.content;
-    for (const t of choice.delta.tool_calls ?? []) {
-      const call = (calls[t.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
-      if (t.id) call.id = t.id;
-      if (t.function?.name) call.function.name = t.function.name;
-      call.function.arguments += t.function?.arguments ?? '';
-    }
-    if (choice.finish_reason) finish = choice.finish_reason;
-  }
-  return { chunks, out: { content, finish_reason: finish, usage, ...(calls.length > 0 ? { tool_calls: calls } : {}) } };
-}
-
 describe('ollama adapter over a loopback socket', () => {
   it('buffered text: an OpenAI chat completion from a stream:false request with options', async () => {
     server.enqueue({ kind: 'message', text: 'The sky is blue.', promptEvalCount: 26, evalCount: 5 });
@@ -90,7 +68,7 @@ describe('ollama adapter over a loopback socket', () => {
     const buffered = (await adapter.chat(ask('why?'), ctx())).response;
     server.enqueue(reply);
     const stream = await adapter.chatStream(ask('why?'), ctx());
-    const { chunks, out } = await assemble(stream);
+    const { chunks, out } = await assembleStream(stream);
     expect(server.requests.at(-1)!.body).toMatchObject({ stream: true });
     expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
     expect(chunks.at(-1)!.choices).toEqual([]);
@@ -115,7 +93,7 @@ describe('ollama adapter over a loopback socket', () => {
     expect(server.requests.at(-1)!.body).toMatchObject({ tools });
 
     server.enqueue(reply);
-    const { out } = await assemble(await adapter.chatStream(ask('Weather in Paris?', { tools }), ctx()));
+    const { out } = await assembleStream(await adapter.chatStream(ask('Weather in Paris?', { tools }), ctx()));
     expect(out).toEqual({ content: null, tool_calls: buffered.choices[0]!.message.tool_calls, finish_reason: 'tool_calls', usage: buffered.usage });
   });
 
