@@ -18,7 +18,7 @@ import type { Lease } from '../resilience/executor.js';
 import { RequestRun } from '../resilience/run.js';
 import type { Clock, Random, TimerHandle } from './clock.js';
 import { GatewayError } from './errors.js';
-import { REQUEST_ID_RE, upstreamAttempts } from './request-meta.js';
+import { REQUEST_ID_RE } from './request-meta.js';
 
 export interface LifecycleDeps {
   config: Config;
@@ -130,7 +130,7 @@ export class RequestLifecycle {
     this.unlinkClient();
     const run = this.run;
     // Refused before any upstream call (all throttled, cooling or open; deadline): nothing spent, no quota used.
-    if (err !== undefined && upstreamAttempts(run) === 0) this.keyLease?.cancel();
+    if (err !== undefined && run.upstreamAttempts() === 0) this.keyLease?.cancel();
     else this.keyLease?.reconcile(run.usage?.total_tokens);
     const u = run.usage;
     if (u) run.costUsd = costUsd(run.served?.deployment.price, { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens });

@@ -17,20 +17,12 @@ export interface RoutingMeta {
 /** A client's `x-request-id` is kept when it is a sane token (no spaces, quotes or control bytes), else replaced. */
 export const REQUEST_ID_RE = /^[\w.:@/+=-]{1,128}$/;
 
-const SKIPS = new Set(['cooldown', 'circuit_open', 'throttled', 'skipped']);
-
-export function upstreamAttempts(run: RequestRun): number {
-  let n = 0;
-  for (const a of run.attempts) if (a.errorType === null || !SKIPS.has(a.errorType)) n++;
-  return n;
-}
-
 export function metaOf(run: RequestRun): RoutingMeta {
   return {
     requestId: run.id,
     deployment: run.served?.deployment.key ?? '',
     selection: run.served?.selection ?? '',
-    attempts: upstreamAttempts(run),
+    attempts: run.upstreamAttempts(),
     fallback: run.fallbackUsed,
     overheadMs: run.overheadMs,
   };

@@ -8,6 +8,8 @@ import type { AttemptTrace, StreamOutcome, TraceRecord } from '../observability/
 import type { Candidate } from '../routing/chain.js';
 import type { Usage } from '../protocol/openai.js';
 
+const SKIPS = new Set(['cooldown', 'circuit_open', 'throttled', 'skipped']);
+
 export class RequestRun {
   readonly attempts: AttemptTrace[] = [];
   readonly t0 = performance.now();
@@ -48,6 +50,13 @@ export class RequestRun {
     return this.overheadMs;
   }
 
+  /** Attempts that called an upstream (candidates skipped without a call are not attempts). */
+  upstreamAttempts(): number {
+    let n = 0;
+    for (const a of this.attempts) if (a.errorType === null || !SKIPS.has(a.errorType)) n++;
+    return n;
+  }
+
   /** Returns the trace once; later calls return undefined (a request is recorded once). */
   finish(): TraceRecord | undefined {
     if (this.done) return undefined;
@@ -64,7 +73,7 @@ export class RequestRun {
       deployment: d ? d.key : null,
       selection: this.served?.selection ?? null,
       fallbackUsed: this.fallbackUsed,
-      retryCount: Math.max(0, this.attempts.filter((a) => a.status !== 0 || a.errorType === null || a.errorType === 'timeout' || a.errorType === 'network').length - 1),
+      retryCount: Math.max(0, this.upstreamAttempts() - 1),
       attempts: this.attempts,
       stream: this.stream,
       status: this.status,
