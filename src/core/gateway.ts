@@ -29,7 +29,7 @@ import { estimateEmbeddingsTokens, estimateRequestTokens } from '../limits/estim
 import { systemClock, systemRandom, type Clock, type Random } from './clock.js';
 import { chatStream } from './chat-stream.js';
 import { GatewayError } from './errors.js';
-import { RequestLifecycle, type LifecycleDeps, type RequestContext } from './request-lifecycle.js';
+import { exactTokensThreshold, RequestLifecycle, type LifecycleDeps, type RequestContext } from './request-lifecycle.js';
 import { metaOf, type RoutingMeta } from './request-meta.js';
 
 export interface GatewayOptions {
@@ -73,16 +73,6 @@ export interface Gateway {
   embeddings(request: EmbeddingsRequest | unknown, opts?: CallOptions): Promise<EmbeddingsResult>;
   models(): ModelList;
   close(): Promise<void>;
-}
-
-/** 1% of the smallest configured tpm: below that, a request's rounding error cannot matter to pacing. */
-function exactTokensThreshold(config: Config): number {
-  const tpms = [
-    ...config.providers.map((p) => p.tpm),
-    ...config.models.flatMap((m) => m.deployments.map((d) => d.tpm)),
-    ...config.keys.map((k) => k.tpm),
-  ].filter((t): t is number => t !== undefined && t > 0);
-  return tpms.length === 0 ? Number.POSITIVE_INFINITY : Math.min(...tpms) / 100;
 }
 
 export function createGateway(config: Config, options: GatewayOptions = {}): Gateway {

@@ -50,6 +50,17 @@ export interface RequestContext {
 
 const noop = () => {};
 
+/** 1% of the smallest configured tpm: below that, a request's rounding error cannot matter to pacing. */
+export function exactTokensThreshold(config: Config): number {
+  const tpms = [
+    ...config.providers.map((p) => p.tpm),
+    ...config.models.flatMap((m) => m.deployments.map((d) => d.tpm)),
+    ...config.keys.map((k) => k.tpm),
+  ].filter((t): t is number => t !== undefined && t > 0);
+  return tpms.length === 0 ? Number.POSITIVE_INFINITY : Math.min(...tpms) / 100;
+}
+
+
 const header = (h: RequestContext['headers'], name: string): string | undefined => {
   const v = h?.[name];
   return Array.isArray(v) ? v[0] : v;

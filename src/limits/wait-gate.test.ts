@@ -1,27 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { VirtualClock } from '../../test/helpers/virtual-clock.js';
-import type { ProviderConfig } from '../config/types.js';
-import { makeDeployment, type Deployment } from '../routing/deployment.js';
+import { deployment, provider } from '../../test/helpers/deployments.js';
 import { isThrottled, Pacer } from './pacer.js';
 import { WaitGate, type GateResult } from './wait-gate.js';
-
-const TIMEOUTS = { requestTimeoutMs: 30_000, ttftTimeoutMs: 20_000, idleTimeoutMs: 15_000 };
-
-function provider(id: string, limits: { rpm?: number; tpm?: number } = {}): ProviderConfig {
-  return {
-    id,
-    type: 'simulated',
-    baseUrl: 'http://127.0.0.1:1',
-    locality: 'local',
-    headers: {},
-    maxConnections: 8,
-    ...limits,
-  };
-}
-
-function deployment(p: ProviderConfig, model: string, limits: { rpm?: number; tpm?: number } = {}): Deployment {
-  return makeDeployment(p, { model, ...limits }, TIMEOUTS);
-}
 
 function setup(maxWaiters?: number) {
   const clock = new VirtualClock();

@@ -73,7 +73,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
   async *[Symbol.asyncIterator](): AsyncGenerator<ChatCompletionChunk> {
     if (this.started) throw new Error('a LiveStream can be iterated once');
     this.started = true;
-    const { run, cfg } = this.o;
+    const { run } = this.o;
     let resumes = 0;
     let ok = false;
     /** The current attempt's upstream iterator has ended (or thrown). */

@@ -15,7 +15,6 @@ import type {
 } from '../types.js';
 import type { ProviderConfig } from '../../config/types.js';
 import type { ChatRequest, EmbeddingsRequest } from '../../protocol/openai.js';
-import { UpstreamError } from '../../resilience/upstream-error.js';
 import { toCohereRequest } from './request.js';
 import { fromCohereResponse } from './response.js';
 import { CohereChunkStream } from './stream.js';

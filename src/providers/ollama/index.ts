@@ -16,7 +16,6 @@ import type {
 } from '../types.js';
 import type { ProviderConfig } from '../../config/types.js';
 import type { ChatRequest, EmbeddingsRequest } from '../../protocol/openai.js';
-import { UpstreamError } from '../../resilience/upstream-error.js';
 import { toOllamaRequest } from './request.js';
 import { fromOllamaResponse } from './response.js';
 import { OllamaChunkStream } from './stream.js';
