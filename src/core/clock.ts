@@ -3,6 +3,7 @@
  * a Clock, so timelines (backoff, breaker recovery, cooldowns, pacing) can be
  * tested on a virtual clock instead of with sleeps.
  */
+import type { Signal } from './signal.js';
 
 export interface TimerHandle {
   /** Cancel the timer; idempotent. */
@@ -16,7 +17,7 @@ export interface Clock {
   now(): number;
   setTimer(fn: () => void, ms: number): TimerHandle;
   /** Resolves after `ms`; rejects with the signal's reason if it aborts first. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  sleep(ms: number, signal?: Signal): Promise<void>;
 }
 
 class RealTimer implements TimerHandle {

@@ -18,6 +18,7 @@ import type { Lease } from '../resilience/executor.js';
 import { RequestRun } from '../resilience/run.js';
 import type { Clock, Random, TimerHandle } from './clock.js';
 import { GatewayError } from './errors.js';
+import { Cancellation, type Signal } from './signal.js';
 import { REQUEST_ID_RE } from './request-meta.js';
 
 export interface LifecycleDeps {
@@ -38,10 +39,10 @@ export interface LifecycleDeps {
 
 export interface RequestContext {
   /** Aborts the request (client gone). */
-  signal?: AbortSignal;
+  signal?: Signal;
   /**
    * The cheaper form for servers: the caller registers `abort`, and calls it
-   * when its client leaves (saves an AbortController and a listener per request).
+   * when its client leaves (saves a listener per request).
    */
   onClientGone?: (abort: () => void) => void;
   headers?: Record<string, string | string[] | undefined>;
@@ -89,7 +90,7 @@ export class RequestLifecycle {
     const key = ctx.key ?? null;
     const rid = header(ctx.headers, 'x-request-id');
     const now = clock.now();
-    const controller = new AbortController();
+    const controller = new Cancellation();
     this.run = new RequestRun(
       rid && REQUEST_ID_RE.test(rid) ? rid : randomUUID(),
       now,
@@ -98,7 +99,7 @@ export class RequestLifecycle {
       key?.dataClass ?? config.privacy.defaultDataClass,
       stream,
       endpoint,
-      controller.signal,
+      controller,
       now + config.resilience.deadlineMs,
     );
     try {

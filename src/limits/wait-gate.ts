@@ -18,6 +18,7 @@ import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Deployment } from '../routing/deployment.js';
 import type { Lease } from './lease.js';
 import type { Pacer } from './pacer.js';
+import type { Signal } from '../core/signal.js';
 
 export const DEFAULT_MAX_WAITERS = 1000;
 
@@ -35,7 +36,7 @@ interface Waiter {
   wakeAt: number;
   resolve(r: GateResult): void;
   reject(reason: unknown): void;
-  signal: AbortSignal | undefined;
+  signal: Signal | undefined;
   onAbort: (() => void) | undefined;
 }
 
@@ -75,7 +76,7 @@ export class WaitGate {
     candidates: readonly Deployment[],
     tokens: number,
     maxWaitMs: number,
-    signal?: AbortSignal,
+    signal?: Signal,
   ): Promise<GateResult> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const r = this.pacer.acquireFirst(candidates, tokens);

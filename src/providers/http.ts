@@ -17,6 +17,7 @@ import { errorFromResponse, errorFromTransport } from '../resilience/classify.js
 import { UpstreamError } from '../resilience/upstream-error.js';
 import type { Clock } from '../core/clock.js';
 import type { UpstreamHeaders } from './types.js';
+import type { Signal } from '../core/signal.js';
 
 export interface UpstreamResponse {
   status: number;
@@ -57,7 +58,7 @@ export class HttpUpstream {
       connections: opts.connections,
       pipelining: 1,
       keepAliveTimeout: 30_000,
-      // The executor owns every timeout through the attempt's AbortSignal;
+      // The executor owns every timeout through the attempt's Signal;
       // undici's own limits only catch a socket nobody is watching.
       headersTimeout: 0,
       bodyTimeout: 0,
@@ -68,7 +69,7 @@ export class HttpUpstream {
   }
 
   /** POST a body; resolves with any status. Transport failures throw UpstreamError. */
-  post(path: string, body: string, signal: AbortSignal, extraHeaders?: Record<string, string>): Promise<UpstreamResponse> {
+  post(path: string, body: string, signal: Signal, extraHeaders?: Record<string, string>): Promise<UpstreamResponse> {
     return new Promise<UpstreamResponse>((resolve, reject) => {
       if (signal.aborted) return reject(this.transportError(signal.reason, signal));
       const exchange = new Exchange(signal, resolve, (err) => reject(this.transportError(err, signal)));
@@ -91,14 +92,14 @@ export class HttpUpstream {
   }
 
   /** POST and require a 2xx; a non-2xx body is read and thrown as a classified UpstreamError. */
-  async postOk(path: string, body: string, signal: AbortSignal, extraHeaders?: Record<string, string>): Promise<UpstreamResponse> {
+  async postOk(path: string, body: string, signal: Signal, extraHeaders?: Record<string, string>): Promise<UpstreamResponse> {
     const res = await this.post(path, body, signal, extraHeaders);
     if (res.status >= 200 && res.status < 300) return res;
     throw await this.errorOf(res, signal);
   }
 
   /** Read a whole 2xx body as bytes. */
-  async bytes(res: UpstreamResponse, signal: AbortSignal): Promise<Uint8Array> {
+  async bytes(res: UpstreamResponse, signal: Signal): Promise<Uint8Array> {
     const body = res.body;
     while (!body.ended) {
       if (body.failure !== undefined) throw this.transportError(body.failure, signal);
@@ -108,7 +109,7 @@ export class HttpUpstream {
   }
 
   /** Decoded text pieces of a streaming body as they arrive, transport errors mapped. */
-  async *text(res: UpstreamResponse, signal: AbortSignal): AsyncGenerator<string> {
+  async *text(res: UpstreamResponse, signal: Signal): AsyncGenerator<string> {
     const body = res.body;
     body.streaming = true;
     const decoder = new TextDecoder();
@@ -127,7 +128,7 @@ export class HttpUpstream {
     if (rest) yield rest;
   }
 
-  async errorOf(res: UpstreamResponse, signal: AbortSignal): Promise<Error> {
+  async errorOf(res: UpstreamResponse, signal: Signal): Promise<Error> {
     let text = '';
     try {
       text = utf8.decode(await this.bytes(res, signal));
@@ -138,7 +139,7 @@ export class HttpUpstream {
   }
 
   /** An aborted attempt reports why it was aborted; anything else is a transport failure. */
-  transportError(err: unknown, signal: AbortSignal): Error {
+  transportError(err: unknown, signal: Signal): Error {
     if (signal.aborted) return signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason));
     return errorFromTransport(err);
   }
@@ -193,7 +194,7 @@ class Exchange implements Dispatcher.DispatchHandler, UpstreamBody {
   private readonly onAbort = () => this.fail(this.signal.reason);
 
   constructor(
-    private readonly signal: AbortSignal,
+    private readonly signal: Signal,
     resolve: (res: UpstreamResponse) => void,
     private readonly reject: (err: unknown) => void,
   ) {

@@ -13,12 +13,13 @@ import type {
   EmbeddingsRequest,
   EmbeddingsResponse,
 } from '../protocol/openai.js';
+import type { Signal } from '../core/signal.js';
 
 export type UpstreamHeaders = Record<string, string | string[] | undefined>;
 
 export interface AttemptContext {
   /** Aborted on attempt timeout, TTFT/stall, deadline or client disconnect; its reason says which. */
-  signal: AbortSignal;
+  signal: Signal;
   /** The concrete upstream model name for this attempt. */
   model: string;
   requestId: string;

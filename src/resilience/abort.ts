@@ -1,5 +1,5 @@
 /**
- * Why an attempt's AbortSignal fired. The executor aborts with one of these;
+ * Why an attempt's signal fired. The executor aborts with one of these;
  * adapters rethrow `signal.reason`, so the executor learns which limit ended
  * the attempt without guessing from transport errors.
  */

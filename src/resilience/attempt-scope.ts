@@ -1,14 +1,15 @@
 /**
- * One attempt's abort plumbing: its own AbortController, linked to the
+ * One attempt's abort plumbing: its own Cancellation, linked to the
  * request's signal (client gone, deadline), plus one timer that aborts with
  * the reason that names the limit (attempt timeout, TTFT, stall). Disposing
  * clears the timer and unlinks the listener, so nothing outlives the attempt.
  */
 import type { Clock, TimerHandle } from '../core/clock.js';
+import { Cancellation, type Signal } from '../core/signal.js';
 import { AttemptAborted, type AbortKind } from './abort.js';
 
 export class AttemptScope {
-  private readonly controller = new AbortController();
+  private readonly controller = new Cancellation();
   private timer: TimerHandle | undefined;
   private ms = 0;
   private kind: AbortKind = 'idle';
@@ -20,18 +21,17 @@ export class AttemptScope {
     if (this.held) this.expiredWhileHeld = true;
     else this.controller.abort(new AttemptAborted(this.kind, this.message));
   };
-  private readonly onParentAbort = () => this.controller.abort(this.parent.reason);
+  private readonly unlink: () => void;
 
   constructor(
-    private readonly parent: AbortSignal,
+    parent: Signal,
     private readonly clock: Clock,
   ) {
-    if (parent.aborted) this.controller.abort(parent.reason);
-    else parent.addEventListener('abort', this.onParentAbort, { once: true });
+    this.unlink = this.controller.follow(parent);
   }
 
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  get signal(): Signal {
+    return this.controller;
   }
 
   /** (Re)arm the single timer: after `ms`, abort with `kind`. */
@@ -70,6 +70,6 @@ export class AttemptScope {
   dispose(): void {
     this.timer?.clear();
     this.timer = undefined;
-    this.parent.removeEventListener('abort', this.onParentAbort);
+    this.unlink();
   }
 }

@@ -7,6 +7,7 @@ import type { DataClass } from '../config/types.js';
 import type { AttemptTrace, StreamOutcome, TraceRecord } from '../observability/events.js';
 import type { Candidate } from '../routing/chain.js';
 import type { Usage } from '../protocol/openai.js';
+import type { Signal } from '../core/signal.js';
 
 const SKIPS = new Set(['cooldown', 'circuit_open', 'throttled', 'skipped']);
 
@@ -39,7 +40,7 @@ export class RequestRun {
     readonly stream: boolean,
     readonly endpoint: 'chat' | 'embeddings',
     /** Request-level signal: client gone or deadline. */
-    readonly signal: AbortSignal,
+    readonly signal: Signal,
     /** Mutable: a stream resume after commit gets a fresh deadline. */
     public deadlineAt: number,
   ) {}

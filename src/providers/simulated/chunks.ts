@@ -9,6 +9,7 @@ import type { Clock } from '../../core/clock.js';
 import type { SimulateConfig } from '../../config/types.js';
 import type { ChatCompletionChunk, ChunkDelta, FinishReason } from '../../protocol/openai.js';
 import { SYSTEM_FINGERPRINT, type ReplyMeta, type SimReply } from './reply.js';
+import type { Signal } from '../../core/signal.js';
 
 export interface ChunkOptions {
   /** When the headers were sent (clock ms); chunk times count from here. */
@@ -28,7 +29,7 @@ export async function* replyChunks(
   meta: ReplyMeta,
   timing: ChunkTiming,
   clock: Clock,
-  signal: AbortSignal,
+  signal: Signal,
   opts: ChunkOptions,
 ): AsyncGenerator<ChatCompletionChunk> {
   const interval = timing.tokensPerSecond > 0 ? 1000 / timing.tokensPerSecond : 0;
@@ -81,7 +82,7 @@ function make(meta: ReplyMeta, choices: ChatCompletionChunk['choices'], includeU
   return c;
 }
 
-async function waitUntil(clock: Clock, at: number, signal: AbortSignal): Promise<void> {
+async function waitUntil(clock: Clock, at: number, signal: Signal): Promise<void> {
   const ms = at - clock.now();
   // No timer for a due chunk: a virtual clock would otherwise need a tick per chunk.
   if (ms > 0) await clock.sleep(ms, signal);
@@ -89,7 +90,7 @@ async function waitUntil(clock: Clock, at: number, signal: AbortSignal): Promise
 }
 
 /** Nothing more, ever: only the consumer giving up (the signal) ends it. */
-function silence(signal: AbortSignal): Promise<never> {
+function silence(signal: Signal): Promise<never> {
   return new Promise((_, reject) => {
     if (signal.aborted) return reject(signal.reason);
     signal.addEventListener('abort', () => reject(signal.reason), { once: true });

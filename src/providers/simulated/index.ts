@@ -38,6 +38,7 @@ import { simulateReply, toCompletion, type ReplyMeta } from './reply.js';
 import { replyChunks } from './chunks.js';
 import { simulateEmbeddings } from './embeddings.js';
 import { rateLimitBody, statusBody } from './error-body.js';
+import type { Signal } from '../../core/signal.js';
 
 /** Used when a simulated provider has no `simulate` block. */
 export const DEFAULT_SIMULATE: SimulateConfig = Object.freeze({
@@ -97,7 +98,7 @@ export class SimulatedAdapter implements ProviderAdapter {
    * Wait as the upstream would before its status line, then throw the plan's
    * fault. Returns only for a 2xx answer (ok, or a stream that will be cut).
    */
-  private async answer(plan: Plan, signal: AbortSignal, streaming: boolean): Promise<void> {
+  private async answer(plan: Plan, signal: Signal, streaming: boolean): Promise<void> {
     if (plan.kind === 'hang' || (plan.kind === 'stall' && !streaming)) return hang(signal);
     const clock = this.deps.clock;
     const delay = this.sim.latencyMs + (plan.kind === 'ok' ? plan.extraDelayMs : 0);
@@ -154,7 +155,7 @@ function resetError(): UpstreamError {
 }
 
 /** Never answer: settle only when the attempt is aborted, with its reason. */
-function hang(signal: AbortSignal): Promise<never> {
+function hang(signal: Signal): Promise<never> {
   return new Promise<never>((_, reject) => {
     if (signal.aborted) return reject(signal.reason);
     signal.addEventListener('abort', () => reject(signal.reason), { once: true });
