@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { trace } from '../../test/helpers/observability-fixtures.js';
+import { attempt, trace } from '../../test/helpers/observability-fixtures.js';
 import { MemoryTraceStore } from './memory-trace-store.js';
 
 describe('MemoryTraceStore ring', () => {
@@ -26,9 +26,9 @@ describe('MemoryTraceStore ring', () => {
     const second = trace({ id: 'x', status: 500 });
     s.add(first);
     s.add(second);
-    expect(s.get('x')).toBe(second);
+    expect(s.get('x')).toEqual(second);
     s.add(trace({ id: 'y' })); // evicts `first`, while `second` (same id) stays
-    expect(s.get('x')).toBe(second);
+    expect(s.get('x')).toEqual(second);
     s.add(trace({ id: 'z' })); // evicts `second`
     expect(s.get('x')).toBeUndefined();
   });
@@ -53,5 +53,51 @@ describe('MemoryTraceStore ring', () => {
     await s.close();
     expect(s.get('a')).toBeUndefined();
     expect(s.query({})).toEqual([]);
+  });
+
+  it('gives back every field of a record stored by column, nulls and flags included', () => {
+    const s = new MemoryTraceStore(4);
+    const plain = trace({ id: 'p', keyId: null, costUsd: null, ttftMs: null, attempts: [attempt({ ttftMs: null })] });
+    const streamed = trace({
+      id: 's',
+      stream: true,
+      resumed: true,
+      fallbackUsed: true,
+      streamOutcome: 'resumed',
+      ttftMs: 41.5,
+      costUsd: 0.000123,
+      selection: 'least-latency',
+      usage: { promptTokens: 1_000_000, completionTokens: 7 },
+      attempts: [attempt({ provider: 'anthropic', model: 'claude-haiku', ttftMs: 40.25, latencyMs: 812.125 })],
+    });
+    const refused = trace({ id: 'r', status: 429, errorCode: 'rate_limited', routedProvider: null, routedModel: null, deployment: null, selection: null, attempts: [] });
+    for (const t of [plain, streamed, refused]) s.add(t);
+    expect(s.get('p')).toEqual(plain);
+    expect(s.get('s')).toEqual(streamed);
+    expect(s.get('r')).toEqual(refused);
+    // The JSON a client reads has the same keys in the same order.
+    expect(JSON.stringify(s.get('s'))).toBe(JSON.stringify(streamed));
+  });
+
+  it('keeps records that do not fit the columns (retries, messages, odd numbers) as they are', () => {
+    const s = new MemoryTraceStore(4);
+    const retried = trace({ id: 'a', retryCount: 1, attempts: [attempt({ status: 503, errorType: 'server', message: 'server (503)' }), attempt()] });
+    const resumed = trace({ id: 'b', attempts: [attempt({ resume: true })] });
+    const fractional = trace({ id: 'c', status: 200.5 });
+    for (const t of [retried, resumed, fractional]) s.add(t);
+    expect(s.get('a')).toBe(retried);
+    expect(s.get('b')).toBe(resumed);
+    expect(s.get('c')).toBe(fractional);
+    expect(s.query({ status: 200.5 }).map((t) => t.id)).toEqual(['c']);
+  });
+
+  it('bounds the strings it interns: past the bound, records with new strings are kept whole and still found', () => {
+    const s = new MemoryTraceStore(5000);
+    for (let i = 0; i < 4200; i++) s.add(trace({ id: `m${i}`, model: `client-model-${i}`, status: 404 }));
+    expect(s.get('m4199')?.model).toBe('client-model-4199');
+    expect(s.get('m10')?.model).toBe('client-model-10');
+    expect(s.query({ model: 'client-model-4150' }).map((t) => t.id)).toEqual(['m4150']);
+    expect(s.query({ model: 'client-model-7' }).map((t) => t.id)).toEqual(['m7']);
+    expect(s.query({ status: 404, limit: 1000 })).toHaveLength(1000);
   });
 });

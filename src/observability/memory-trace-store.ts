@@ -1,25 +1,62 @@
 /**
- * A fixed-size ring of the most recent traces: O(1) add with no allocation
- * beyond the record itself, an id index kept consistent with eviction. Queries
- * scan the ring (bounded by its capacity) — they serve an admin endpoint, not
- * the request path.
+ * A fixed-size ring of the most recent traces, stored by column.
+ *
+ * Why columns: a ring of 10,000 trace objects keeps every request's record
+ * (and its attempts, usage and strings) alive for seconds, so the garbage
+ * collector copies each one out of the young generation and promotes it —
+ * per request, the most expensive thing the gateway did after its two socket
+ * writes (BENCHMARKS.md). Here a common record (at most one attempt, no
+ * attempt message) becomes numbers in typed arrays and codes of interned
+ * strings; only its id and start time stay as strings. Anything else (retries,
+ * failures with messages, strings beyond the interner's bound) is kept as the
+ * object itself. Reads rebuild records; they serve an admin endpoint, not the
+ * request path, and may scan the whole ring (a few thousand comparisons).
  */
-import type { TraceRecord } from './events.js';
-import { matchesFilter, resolveLimit, startedAtMs, type TraceFilter, type TraceStore } from './trace-store.js';
+import type { AttemptTrace, TraceRecord } from './events.js';
+import { Interner } from './interner.js';
+import { matchesFilter, resolveLimit, type TraceFilter, type TraceStore } from './trace-store.js';
+
+/** Interned string columns, per record (stride S). */
+const KEY = 0, MODEL = 1, PROVIDER = 2, ROUTED_MODEL = 3, DEPLOYMENT = 4, SELECTION = 5, ERROR_CODE = 6;
+const DATA_CLASS = 7, ENDPOINT = 8, OUTCOME = 9, A_PROVIDER = 10, A_MODEL = 11, A_ERROR = 12;
+const S = 13;
+/** Float columns (stride F); null is NaN. */
+const DURATION = 0, COST = 1, TTFT = 2, OVERHEAD = 3, A_LATENCY = 4, A_TTFT = 5;
+const F = 6;
+/** Integer columns (stride I). */
+const STATUS = 0, RETRIES = 1, PROMPT = 2, COMPLETION = 3, MALFORMED = 4, A_STATUS = 5;
+const I = 6;
+/** Flag bits. */
+const FALLBACK = 1, STREAM = 2, RESUMED = 4, HAS_ATTEMPT = 8;
+
+const isInt = (v: number) => (v | 0) === v;
 
 export class MemoryTraceStore implements TraceStore {
-  private readonly records: (TraceRecord | undefined)[];
-  /** startedAt as epoch ms, parsed once per record. */
+  private readonly ids: (string | undefined)[];
+  private readonly startedAt: (string | undefined)[];
+  /** Records that are not stored by column (see the file comment); undefined for columnar ones. */
+  private readonly objects: (TraceRecord | undefined)[];
+  /** startedAt as epoch ms, parsed when first queried (NaN: not yet). */
   private readonly times: Float64Array;
-  private readonly byId = new Map<string, TraceRecord>();
+  private readonly str: Uint16Array;
+  private readonly num: Float64Array;
+  private readonly int: Int32Array;
+  private readonly flags: Uint8Array;
+  private readonly interner = new Interner();
   /** Slot the next record goes into (holds the oldest record once full). */
   private next = 0;
   private count = 0;
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`trace capacity must be a positive integer, got ${capacity}`);
-    this.records = new Array<TraceRecord | undefined>(capacity);
+    this.ids = new Array<string | undefined>(capacity);
+    this.startedAt = new Array<string | undefined>(capacity);
+    this.objects = new Array<TraceRecord | undefined>(capacity);
     this.times = new Float64Array(capacity);
+    this.str = new Uint16Array(capacity * S);
+    this.num = new Float64Array(capacity * F);
+    this.int = new Int32Array(capacity * I);
+    this.flags = new Uint8Array(capacity);
   }
 
   get size(): number {
@@ -28,35 +65,38 @@ export class MemoryTraceStore implements TraceStore {
 
   add(t: TraceRecord): void {
     const slot = this.next;
-    const evicted = this.records[slot];
-    // Only drop the index entry if it still points at the evicted record: a
-    // later record with the same (client-supplied) id owns it now.
-    if (evicted !== undefined && this.byId.get(evicted.id) === evicted) this.byId.delete(evicted.id);
-    this.records[slot] = t;
-    this.times[slot] = startedAtMs(t);
-    this.byId.set(t.id, t);
+    this.ids[slot] = t.id;
+    this.startedAt[slot] = t.startedAt;
+    this.times[slot] = NaN;
+    this.objects[slot] = this.encode(slot, t) ? undefined : t;
     this.next = slot + 1 === this.capacity ? 0 : slot + 1;
     if (this.count < this.capacity) this.count++;
   }
 
   get(id: string): TraceRecord | undefined {
-    return this.byId.get(id);
+    // Newest first: a repeated (client-supplied) id answers with its latest record.
+    for (let k = 0, slot = this.next; k < this.count; k++) {
+      slot = slot === 0 ? this.capacity - 1 : slot - 1;
+      if (this.ids[slot] === id) return this.record(slot);
+    }
+    return undefined;
   }
 
   query(f: TraceFilter): TraceRecord[] {
     const limit = resolveLimit(f.limit);
     const since = f.since;
     const cap = this.capacity;
+    const want = this.filterCodes(f);
     const hits: number[] = [];
     let ordered = true;
     let prev = Infinity;
     // Newest added first, so the stable sort below keeps "later added first" among equal start times.
     for (let k = 0, slot = this.next; k < this.count; k++) {
       slot = slot === 0 ? cap - 1 : slot - 1;
-      const t = this.records[slot]!;
-      const at = this.times[slot]!;
+      const at = this.time(slot);
       if (since !== undefined && at < since) continue;
-      if (!matchesFilter(t, f)) continue;
+      const obj = this.objects[slot];
+      if (obj ? !matchesFilter(obj, f) : !this.matchesColumns(slot, f, want)) continue;
       if (at > prev) ordered = false;
       prev = at;
       hits.push(slot);
@@ -64,14 +104,147 @@ export class MemoryTraceStore implements TraceStore {
     if (!ordered) hits.sort((a, b) => this.times[b]! - this.times[a]!);
     const n = Math.min(limit, hits.length);
     const out = new Array<TraceRecord>(n);
-    for (let i = 0; i < n; i++) out[i] = this.records[hits[i]!]!;
+    for (let i = 0; i < n; i++) out[i] = this.record(hits[i]!);
     return out;
   }
 
   async close(): Promise<void> {
-    this.records.fill(undefined);
-    this.byId.clear();
+    this.ids.fill(undefined);
+    this.startedAt.fill(undefined);
+    this.objects.fill(undefined);
     this.count = 0;
     this.next = 0;
+  }
+
+  /** Write `t` into the columns of `slot`; false when it does not fit them (then the object is kept). */
+  private encode(slot: number, t: TraceRecord): boolean {
+    const attempts = t.attempts;
+    const a: AttemptTrace | undefined = attempts.length === 1 ? attempts[0] : undefined;
+    if (attempts.length > 1 || (a !== undefined && (a.message !== undefined || a.resume !== undefined))) return false;
+    if (!isInt(t.status) || !isInt(t.retryCount) || !isInt(t.usage.promptTokens) || !isInt(t.usage.completionTokens) || !isInt(t.malformedEvents)) return false;
+    // A NaN where null is encoded as NaN would come back as null.
+    if (Number.isNaN(t.costUsd) || Number.isNaN(t.ttftMs)) return false;
+    const s = slot * S;
+    const ok =
+      this.put(s + KEY, t.keyId) &&
+      this.put(s + MODEL, t.model) &&
+      this.put(s + PROVIDER, t.routedProvider) &&
+      this.put(s + ROUTED_MODEL, t.routedModel) &&
+      this.put(s + DEPLOYMENT, t.deployment) &&
+      this.put(s + SELECTION, t.selection) &&
+      this.put(s + ERROR_CODE, t.errorCode) &&
+      this.put(s + DATA_CLASS, t.dataClass) &&
+      this.put(s + ENDPOINT, t.endpoint) &&
+      this.put(s + OUTCOME, t.streamOutcome);
+    if (!ok) return false;
+    const n = slot * F;
+    const num = this.num;
+    num[n + DURATION] = t.durationMs;
+    num[n + COST] = t.costUsd ?? NaN;
+    num[n + TTFT] = t.ttftMs ?? NaN;
+    num[n + OVERHEAD] = t.overheadMs;
+    const i = slot * I;
+    const int = this.int;
+    int[i + STATUS] = t.status;
+    int[i + RETRIES] = t.retryCount;
+    int[i + PROMPT] = t.usage.promptTokens;
+    int[i + COMPLETION] = t.usage.completionTokens;
+    int[i + MALFORMED] = t.malformedEvents;
+    let flags = (t.fallbackUsed ? FALLBACK : 0) | (t.stream ? STREAM : 0) | (t.resumed ? RESUMED : 0);
+    if (a !== undefined) {
+      if (!isInt(a.status) || Number.isNaN(a.ttftMs)) return false;
+      if (!this.put(s + A_PROVIDER, a.provider) || !this.put(s + A_MODEL, a.model) || !this.put(s + A_ERROR, a.errorType)) return false;
+      num[n + A_LATENCY] = a.latencyMs;
+      num[n + A_TTFT] = a.ttftMs ?? NaN;
+      int[i + A_STATUS] = a.status;
+      flags |= HAS_ATTEMPT;
+    }
+    this.flags[slot] = flags;
+    return true;
+  }
+
+  /** The code of `v` into string column index `at`; false when the interner is full. */
+  private put(at: number, v: string | null): boolean {
+    const c = this.interner.code(v);
+    if (c < 0) return false;
+    this.str[at] = c;
+    return true;
+  }
+
+  private record(slot: number): TraceRecord {
+    const obj = this.objects[slot];
+    if (obj) return obj;
+    const s = slot * S;
+    const n = slot * F;
+    const i = slot * I;
+    const str = (k: number) => this.interner.string(this.str[s + k]!);
+    const orNull = (v: number) => (Number.isNaN(v) ? null : v);
+    const flags = this.flags[slot]!;
+    const attempts: AttemptTrace[] = [];
+    if (flags & HAS_ATTEMPT) {
+      attempts.push({
+        provider: str(A_PROVIDER)!,
+        model: str(A_MODEL)!,
+        status: this.int[i + A_STATUS]!,
+        errorType: str(A_ERROR) as AttemptTrace['errorType'],
+        latencyMs: this.num[n + A_LATENCY]!,
+        ttftMs: orNull(this.num[n + A_TTFT]!),
+      });
+    }
+    // Same key order as RequestRun.finish: the JSON a client reads looks the same either way.
+    return {
+      id: this.ids[slot]!,
+      startedAt: this.startedAt[slot]!,
+      durationMs: this.num[n + DURATION]!,
+      keyId: str(KEY),
+      model: str(MODEL)!,
+      routedProvider: str(PROVIDER),
+      routedModel: str(ROUTED_MODEL),
+      deployment: str(DEPLOYMENT),
+      selection: str(SELECTION),
+      fallbackUsed: (flags & FALLBACK) !== 0,
+      retryCount: this.int[i + RETRIES]!,
+      attempts,
+      stream: (flags & STREAM) !== 0,
+      status: this.int[i + STATUS]!,
+      errorCode: str(ERROR_CODE),
+      usage: { promptTokens: this.int[i + PROMPT]!, completionTokens: this.int[i + COMPLETION]! },
+      costUsd: orNull(this.num[n + COST]!),
+      dataClass: str(DATA_CLASS) as TraceRecord['dataClass'],
+      ttftMs: orNull(this.num[n + TTFT]!),
+      overheadMs: this.num[n + OVERHEAD]!,
+      resumed: (flags & RESUMED) !== 0,
+      streamOutcome: str(OUTCOME) as TraceRecord['streamOutcome'],
+      malformedEvents: this.int[i + MALFORMED]!,
+      endpoint: str(ENDPOINT) as TraceRecord['endpoint'],
+    };
+  }
+
+  /** Epoch ms of a slot's start, parsed once; 0 for an unparsable timestamp (sorts last, fails any `since`). */
+  private time(slot: number): number {
+    let ms = this.times[slot]!;
+    if (Number.isNaN(ms)) {
+      ms = Date.parse(this.startedAt[slot]!);
+      if (Number.isNaN(ms)) ms = 0;
+      this.times[slot] = ms;
+    }
+    return ms;
+  }
+
+  /** The filter's strings as codes: -1 for a string no columnar record holds. */
+  private filterCodes(f: TraceFilter) {
+    const find = (v: string | undefined) => (v === undefined ? undefined : this.interner.find(v));
+    return { provider: find(f.routedProvider), model: find(f.model), key: find(f.keyId) };
+  }
+
+  private matchesColumns(slot: number, f: TraceFilter, want: ReturnType<MemoryTraceStore['filterCodes']>): boolean {
+    const s = slot * S;
+    const str = this.str;
+    if (f.fallbackUsed !== undefined && ((this.flags[slot]! & FALLBACK) !== 0) !== f.fallbackUsed) return false;
+    if (want.provider !== undefined && str[s + PROVIDER] !== want.provider) return false;
+    if (want.model !== undefined && str[s + MODEL] !== want.model && str[s + ROUTED_MODEL] !== want.model) return false;
+    if (f.status !== undefined && this.int[slot * I + STATUS] !== f.status) return false;
+    if (want.key !== undefined && str[s + KEY] !== want.key) return false;
+    return true;
   }
 }
