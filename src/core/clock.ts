@@ -4,6 +4,7 @@
  * tested on a virtual clock instead of with sleeps.
  */
 import type { Signal } from './signal.js';
+import { setListTimer } from './timer-list.js';
 
 export interface TimerHandle {
   /** Cancel the timer; idempotent. */
@@ -33,6 +34,8 @@ class RealTimer implements TimerHandle {
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer(fn, ms) {
+    const listed = setListTimer(fn, ms);
+    if (listed !== undefined) return listed;
     const t = setTimeout(fn, ms);
     t.unref?.();
     return new RealTimer(t);

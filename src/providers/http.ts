@@ -91,6 +91,26 @@ export class HttpUpstream {
     return merged;
   }
 
+  /**
+   * POST and read the whole answer: the 2xx body as bytes with the headers, or
+   * the classified UpstreamError of a non-2xx. One promise for the whole
+   * exchange (a buffered call needs neither the head early nor per-chunk wake-ups).
+   */
+  postWhole(path: string, body: string, signal: Signal, extraHeaders?: Record<string, string>): Promise<WholeResponse> {
+    return new Promise<WholeResponse>((resolve, reject) => {
+      if (signal.aborted) return reject(this.transportError(signal.reason, signal));
+      this.pool.dispatch(
+        { method: 'POST', path: this.basePath + path, headers: extraHeaders ? this.withExtra(extraHeaders) : this.headers, body },
+        new WholeExchange(this, signal, resolve, reject),
+      );
+    });
+  }
+
+  /** @internal WholeExchange: a non-2xx answer as the provider's classified error. */
+  errorFromAnswer(status: number, raw: Uint8Array, headers: UpstreamHeaders): Error {
+    return this.mapError(status, utf8.decode(raw), headers, this.clock.now());
+  }
+
   /** POST and require a 2xx; a non-2xx body is read and thrown as a classified UpstreamError. */
   async postOk(path: string, body: string, signal: Signal, extraHeaders?: Record<string, string>): Promise<UpstreamResponse> {
     const res = await this.post(path, body, signal, extraHeaders);
@@ -269,6 +289,70 @@ class Exchange implements Dispatcher.DispatchHandler, UpstreamBody {
     const w = this.waiter;
     this.waiter = undefined;
     w?.();
+  }
+}
+
+/** A whole 2xx answer. */
+export interface WholeResponse {
+  headers: UpstreamHeaders;
+  raw: Uint8Array;
+}
+
+/** One buffered request/response: settles once, when the answer has fully arrived (or failed). */
+class WholeExchange implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private status = 0;
+  private headers: UpstreamHeaders = {};
+  private settled = false;
+  private readonly onAbort = () => this.fail(this.signal.reason);
+
+  constructor(
+    private readonly http: HttpUpstream,
+    private readonly signal: Signal,
+    private readonly resolve: (res: WholeResponse) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    signal.addEventListener('abort', this.onAbort);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.settled) controller.abort(new Error('aborted'));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
+    if (status < 200) return; // 1xx: the real head follows
+    this.status = status;
+    this.headers = headers;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.signal.removeEventListener('abort', this.onAbort);
+    const { chunks, size, status } = this;
+    const raw = size === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+    if (status >= 200 && status < 300) this.resolve({ headers: this.headers, raw });
+    else this.reject(this.http.errorFromAnswer(status, raw, this.headers));
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.fail(err);
+  }
+
+  private fail(err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.signal.removeEventListener('abort', this.onAbort);
+    this.reject(this.http.transportError(err ?? new Error('aborted'), this.signal));
+    this.controller?.abort(toError(err ?? new Error('aborted')));
   }
 }
 

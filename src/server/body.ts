@@ -16,48 +16,66 @@ export class ClientGoneError extends Error {
   }
 }
 
+/** A body being read: kept on the request, so the listeners are shared functions (no closures per request). */
+interface BodyRead {
+  parts: Buffer[];
+  size: number;
+  max: number;
+  done: boolean;
+  resolve(buf: Buffer): void;
+  reject(err: Error): void;
+}
+
+const kRead = Symbol('switchyard.bodyRead');
+type Reading = IncomingMessage & { [kRead]?: BodyRead };
+
+function onData(this: Reading, buf: Buffer): void {
+  const r = this[kRead]!;
+  if (r.done) return; // past the bound: discarding what the client still sends
+  r.size += buf.length;
+  if (r.size > r.max) {
+    // Keep reading, discarding: a client still sending must get to read the
+    // 413 (a server that stops reading or resets leaves it blocked or seeing
+    // ECONNRESET). The server closes the connection after the answer, and
+    // requestTimeout bounds a client that never stops.
+    r.done = true;
+    r.parts = [];
+    r.reject(tooLarge(r.max));
+    return;
+  }
+  r.parts.push(buf);
+}
+
+function onEnd(this: Reading): void {
+  const r = this[kRead]!;
+  if (r.done) return;
+  r.done = true;
+  r.resolve(r.parts.length === 1 ? r.parts[0]! : Buffer.concat(r.parts, r.size));
+}
+
+/**
+ * 'close' before 'end': the body never completed (client gone, lying chunked
+ * encoding, request timeout; the parser's 400/408 went out already). After
+ * 'end' it is the ordinary close at the end of the exchange: nothing to do.
+ */
+function onClose(this: Reading): void {
+  const r = this[kRead]!;
+  if (r.done) return;
+  r.done = true;
+  r.reject(new ClientGoneError());
+}
+
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBytes) {
     return Promise.reject(tooLarge(maxBytes));
   }
   return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    const onData = (buf: Buffer) => {
-      size += buf.length;
-      if (size > maxBytes) {
-        cleanup();
-        // Keep reading, discarding: a client still sending must get to read the
-        // 413 (a server that stops reading or resets leaves it blocked or
-        // seeing ECONNRESET). The server closes the connection after the answer,
-        // and requestTimeout bounds a client that never stops.
-        req.resume();
-        reject(tooLarge(maxBytes));
-        return;
-      }
-      parts.push(buf);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts, size));
-    };
-    // An error or 'close' before 'end': the body never completed (client gone,
-    // lying chunked encoding, request timeout; the parser's 400/408 went out already).
-    const onGone = () => {
-      cleanup();
-      reject(new ClientGoneError());
-    };
-    const cleanup = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onGone);
-      req.off('close', onGone);
-    };
+    (req as Reading)[kRead] = { parts: [], size: 0, max: maxBytes, done: false, resolve, reject };
+    // No 'error' listener: IncomingMessage emits 'error' only to listeners, and 'close' follows it.
     req.on('data', onData);
     req.on('end', onEnd);
-    req.on('error', onGone);
-    req.on('close', onGone);
+    req.on('close', onClose);
   });
 }
 

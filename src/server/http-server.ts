@@ -12,7 +12,7 @@ import { ClientGoneError } from './body.js';
 import { onClientError } from './client-error.js';
 import { requestIdOf } from './request-id.js';
 import { internalError, sendError } from './respond.js';
-import { createRoutes, type ServerHooks } from './routes.js';
+import { createRoutes, kAbort, type RoutedResponse, type ServerHooks } from './routes.js';
 
 export type { ServerHooks } from './routes.js';
 
@@ -43,7 +43,14 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
   let inFlight = 0;
   let closing = false;
   let idle: (() => void) | undefined;
-  const handle = createRoutes(gateway, hooks, () => closing);
+  const handle = createRoutes(gateway, hooks, () => closing, failed);
+
+  /** One listener per response, shared (no closure per request): in-flight count and client-gone abort. */
+  function onResponseClose(this: RoutedResponse): void {
+    inFlight--;
+    if (!this.writableFinished) this[kAbort]?.();
+    if (inFlight === 0) idle?.();
+  }
 
   const requestTimeout = options.requestTimeoutMs ?? SERVER_DEFAULTS.requestTimeoutMs;
   // node refuses a headers timeout above the request timeout.
@@ -57,12 +64,9 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
     },
     (req, res) => {
       inFlight++;
-      res.once('close', () => {
-        inFlight--;
-        if (inFlight === 0) idle?.();
-      });
+      res.on('close', onResponseClose);
       if (closing) res.setHeader('connection', 'close');
-      handle(req, res).catch((err: unknown) => failed(err, req, res));
+      void handle(req, res);
     },
   );
   // Malformed HTTP (bad request line, oversized headers, lying bodies, timeouts).

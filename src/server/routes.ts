@@ -25,14 +25,20 @@ export interface ServerHooks {
   onInternalError?(err: unknown, requestId?: string): void;
 }
 
+/** Never rejects: a failure that is not a client error goes to `failed`. */
 export type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+export type FailureHandler = (err: unknown, req: IncomingMessage, res: ServerResponse) => void;
+
+/** Where the gateway's client-gone callback waits for the response's 'close' (see http-server.ts). */
+export const kAbort = Symbol('switchyard.abortOnClientGone');
+export type RoutedResponse = ServerResponse & { [kAbort]?: () => void };
 
 /** An answer sent before the body was read: the connection cannot be reused safely. */
 const CLOSE: HeaderMap = { connection: 'close' };
 const HEALTHZ = JSON.stringify({ status: 'ok' });
 const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
 
-export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: () => boolean): Handler {
+export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: () => boolean, failed: FailureHandler): Handler {
   const { config } = gateway;
   const auth = new Authenticator(config.keys);
   const maxBody = config.server.maxBodyBytes;
@@ -91,12 +97,16 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
       }
       throw notFound(path);
     } catch (err) {
-      if (!(err instanceof GatewayError)) throw err;
-      // Answered before the whole body arrived (401, 413, …): close rather than
-      // leave the client and the parser to agree on where the next request starts.
-      const extra: HeaderMap | undefined = req.complete ? undefined : CLOSE;
-      const headers = err instanceof MethodNotAllowed ? { ...extra, allow: err.allow } : extra;
-      sendError(res, err, requestIdOf(req.headers), headers);
+      if (!(err instanceof GatewayError)) return failed(err, req, res);
+      try {
+        // Answered before the whole body arrived (401, 413, …): close rather than
+        // leave the client and the parser to agree on where the next request starts.
+        const extra: HeaderMap | undefined = req.complete ? undefined : CLOSE;
+        const headers = err instanceof MethodNotAllowed ? { ...extra, allow: err.allow } : extra;
+        sendError(res, err, requestIdOf(req.headers), headers);
+      } catch (e) {
+        failed(e, req, res);
+      }
     }
   }
 
@@ -136,11 +146,9 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
   return handle;
 }
 
-/** Calls `abort` when the client goes away before the response is complete. */
-const whenClientLeaves = (res: ServerResponse) => (abort: () => void) => {
-  res.once('close', () => {
-    if (!res.writableFinished) abort();
-  });
+/** Registers the gateway's `abort`: the server calls it when the client goes away before the response is complete. */
+const whenClientLeaves = (res: RoutedResponse) => (abort: () => void) => {
+  res[kAbort] = abort;
 };
 
 function onlyGet(method: string): void {

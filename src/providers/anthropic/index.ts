@@ -56,8 +56,8 @@ export class AnthropicAdapter implements ProviderAdapter {
 
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
     const { body, prefillTrim } = toAnthropicRequest(req, ctx.model, false, this.convert);
-    const res = await this.http.postOk(MESSAGES_PATH, JSON.stringify(body), ctx.signal);
-    const msg = parseMessage(await this.http.bytes(res, ctx.signal));
+    const res = await this.http.postWhole(MESSAGES_PATH, JSON.stringify(body), ctx.signal);
+    const msg = parseMessage(res.raw);
     return { response: toChatCompletion(msg, this.created(), prefillTrim), headers: res.headers };
   }
 

@@ -41,8 +41,8 @@ export class CohereAdapter implements ProviderAdapter {
 
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
     const body = JSON.stringify(toCohereRequest(req, ctx.model, false));
-    const res = await this.http.postOk('/v2/chat', body, ctx.signal);
-    const value = parseJsonBody(await this.http.bytes(res, ctx.signal));
+    const res = await this.http.postWhole('/v2/chat', body, ctx.signal);
+    const value = parseJsonBody(res.raw);
     return { response: fromCohereResponse(value, ctx.model, this.created()), headers: res.headers };
   }
 
@@ -54,8 +54,8 @@ export class CohereAdapter implements ProviderAdapter {
 
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
     const body = JSON.stringify(toCohereEmbed(req, ctx.model));
-    const res = await this.http.postOk('/v2/embed', body, ctx.signal);
-    const value = parseJsonBody(await this.http.bytes(res, ctx.signal));
+    const res = await this.http.postWhole('/v2/embed', body, ctx.signal);
+    const value = parseJsonBody(res.raw);
     return { response: fromCohereEmbed(value, ctx.model, req.encoding_format), headers: res.headers };
   }
 

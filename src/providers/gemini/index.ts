@@ -60,8 +60,8 @@ export class GeminiAdapter implements ProviderAdapter {
 
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
     const body = JSON.stringify(toGenerateContentRequest(req));
-    const res = await this.http.postOk(`${this.prefix}${modelPath(ctx.model)}:generateContent`, body, ctx.signal);
-    const parsed = parseObject<GenerateContentResponse>(await this.http.bytes(res, ctx.signal));
+    const res = await this.http.postWhole(`${this.prefix}${modelPath(ctx.model)}:generateContent`, body, ctx.signal);
+    const parsed = parseObject<GenerateContentResponse>(res.raw);
     const response = toChatCompletion(parsed, {
       model: ctx.model,
       requestId: ctx.requestId,
@@ -85,8 +85,8 @@ export class GeminiAdapter implements ProviderAdapter {
     const texts = embeddingTexts(req);
     const dimensions = typeof req.dimensions === 'number' ? req.dimensions : undefined;
     const body = JSON.stringify(toBatchEmbedRequest(texts, ctx.model, dimensions));
-    const res = await this.http.postOk(`${this.prefix}${modelPath(ctx.model)}:batchEmbedContents`, body, ctx.signal);
-    const parsed = parseObject<BatchEmbedContentsResponse>(await this.http.bytes(res, ctx.signal));
+    const res = await this.http.postWhole(`${this.prefix}${modelPath(ctx.model)}:batchEmbedContents`, body, ctx.signal);
+    const parsed = parseObject<BatchEmbedContentsResponse>(res.raw);
     return { response: fromBatchEmbedResponse(parsed, texts, ctx.model, req.encoding_format), headers: res.headers };
   }
 

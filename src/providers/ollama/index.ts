@@ -51,8 +51,8 @@ export class OllamaAdapter implements ProviderAdapter {
 
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
     const body = JSON.stringify(toOllamaRequest(req, ctx.model, false));
-    const res = await this.http.postOk('/api/chat', body, ctx.signal);
-    const value = parseJsonBody(await this.http.bytes(res, ctx.signal));
+    const res = await this.http.postWhole('/api/chat', body, ctx.signal);
+    const value = parseJsonBody(res.raw);
     return {
       response: fromOllamaResponse(value, ctx.model, this.created(), `chatcmpl-${ctx.requestId}`, this.newToolId),
       headers: res.headers,
@@ -74,8 +74,8 @@ export class OllamaAdapter implements ProviderAdapter {
 
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
     const body = JSON.stringify(toOllamaEmbed(req, ctx.model));
-    const res = await this.http.postOk('/api/embed', body, ctx.signal);
-    const value = parseJsonBody(await this.http.bytes(res, ctx.signal));
+    const res = await this.http.postWhole('/api/embed', body, ctx.signal);
+    const value = parseJsonBody(res.raw);
     return { response: fromOllamaEmbed(value, ctx.model, req.encoding_format), headers: res.headers };
   }
 

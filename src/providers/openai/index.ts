@@ -49,10 +49,8 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
 
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
     const body = JSON.stringify({ ...req, model: ctx.model, stream: false });
-    const res = await this.http.postOk(this.opts.chatPath(ctx.model) + this.query, body, ctx.signal);
-    const raw = await this.http.bytes(res, ctx.signal);
-    const response = parseJson<ChatCompletion>(raw, 'choices');
-    return { response, raw, headers: res.headers };
+    const { raw, headers } = await this.http.postWhole(this.opts.chatPath(ctx.model) + this.query, body, ctx.signal);
+    return { response: parseJson<ChatCompletion>(raw, 'choices'), raw, headers };
   }
 
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
@@ -70,9 +68,8 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
 
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
     const body = JSON.stringify({ ...req, model: ctx.model });
-    const res = await this.http.postOk(this.opts.embeddingsPath(ctx.model) + this.query, body, ctx.signal);
-    const raw = await this.http.bytes(res, ctx.signal);
-    return { response: parseJson<EmbeddingsResponse>(raw, 'data'), raw, headers: res.headers };
+    const { raw, headers } = await this.http.postWhole(this.opts.embeddingsPath(ctx.model) + this.query, body, ctx.signal);
+    return { response: parseJson<EmbeddingsResponse>(raw, 'data'), raw, headers };
   }
 
   close(): Promise<void> {
