@@ -65,7 +65,8 @@ describe('azure adapter over a loopback socket', () => {
     expect(req.path).toBe('/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21');
     expect(req.headers['api-key']).toBe('az-secret');
     expect(req.headers.authorization).toBeUndefined();
-    expect(req.body).toMatchObject({ model: DEPLOYMENT, stream: false });
+    // The client's body with only the model replaced (no `stream` added: false is the default).
+    expect(req.body).toEqual({ ...ask('Biggest city in WA?'), model: DEPLOYMENT });
   });
 
   it('URL-encodes the deployment, defaults api-version, and does not double a /openai base', async () => {
