@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../core/clock.js';
 import { AttemptAborted } from '../resilience/abort.js';
 import { UpstreamError } from '../resilience/upstream-error.js';
-import { HttpUpstream } from './http.js';
+import { headersOf, HttpUpstream } from './http.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -107,6 +107,39 @@ describe('HttpUpstream', () => {
     expect(sockets.size).toBe(1);
   });
 
+  it('streamed text: a character split across writes arrives whole, and a leading byte-order mark is dropped', async () => {
+    const bytes = Buffer.from('\uFEFFdata: héllo 🚀 wörld\n\n');
+    const { http } = await server(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // Cut inside the BOM, inside "é" and inside the 4-byte rocket.
+      for (const [a, b] of [[0, 2], [2, 11], [11, 17], [17, bytes.length]] as const) {
+        res.write(bytes.subarray(a, b));
+        await tick(10);
+      }
+      res.end();
+    });
+    const res = await http.postOk('/chat/completions', '{}', never());
+    const pieces: string[] = [];
+    for await (const p of http.text(res, never())) pieces.push(p);
+    expect(pieces.join('')).toBe('data: héllo 🚀 wörld\n\n');
+    expect(pieces.some((p) => p.includes('\uFFFD'))).toBe(false);
+  });
+
+  it('buffered: postWhole resolves with the whole body and headers, or throws the classified error of a non-2xx', async () => {
+    let status = 200;
+    const { http } = await server((_req, res) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'x-ratelimit-remaining-tokens': '77' });
+      res.end(status === 200 ? '{"ok":true}' : '{"error":{"message":"overloaded","type":"server_error"}}');
+    });
+    const ok = await http.postWhole('/chat/completions', '{}', never());
+    expect(Buffer.from(ok.raw).toString()).toBe('{"ok":true}');
+    expect(ok.headers['x-ratelimit-remaining-tokens']).toBe('77');
+    status = 503;
+    const err = await http.postWhole('/chat/completions', '{}', never()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UpstreamError);
+    expect((err as UpstreamError).status).toBe(503);
+  });
+
   it('a slow reader pauses the socket instead of buffering without bound', async () => {
     const piece = 'y'.repeat(16 * 1024);
     let written = 0;
@@ -189,5 +222,14 @@ describe('HttpUpstream', () => {
     const err = await dead.post('/x', '{}', never()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamError);
     expect((err as UpstreamError).category).toBe('network');
+  });
+});
+
+describe('headersOf', () => {
+  it('lower-cases names, keeps repeats as arrays in order, and ignores a __proto__ header', () => {
+    const raw = ['Content-Type', 'application/json', 'X-RateLimit-Remaining-Requests', '9', 'Set-Cookie', 'a=1', 'set-cookie', 'b=2', '__proto__', 'x'].map((s) => Buffer.from(s));
+    const h = headersOf(raw);
+    expect(h).toEqual({ 'content-type': 'application/json', 'x-ratelimit-remaining-requests': '9', 'set-cookie': ['a=1', 'b=2'] });
+    expect(Object.getPrototypeOf(h)).toBe(Object.prototype);
   });
 });

@@ -10,7 +10,14 @@
  * through the streams machinery — together the largest single cost of a
  * proxied call. The handler keeps the body's chunks in an array until they are
  * read, pausing the socket when too much is unread.
+ *
+ * The handlers speak undici's original handler protocol (onConnect, onHeaders,
+ * onData, onComplete, onError), the one its own `stream()` and `request()` use
+ * inside: the newer onRequestStart/onResponse* protocol is adapted onto it by
+ * two more objects per request that also keep the raw header buffers alive for
+ * as long as the response runs — for a long stream, for minutes.
  */
+import { StringDecoder } from 'node:string_decoder';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import { errorFromResponse, errorFromTransport } from '../resilience/classify.js';
@@ -38,7 +45,6 @@ export interface HttpUpstreamOptions {
 export type ErrorMapper = (status: number, body: string, headers: UpstreamHeaders, now: number) => UpstreamError;
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
-const STREAM = { stream: true };
 /** Unread body bytes above which the socket is paused (a slow consumer). */
 const HIGH_WATER = 64 * 1024;
 
@@ -132,10 +138,21 @@ export class HttpUpstream {
   async *text(res: UpstreamResponse, signal: Signal): AsyncGenerator<string> {
     const body = res.body;
     body.streaming = true;
-    const decoder = new TextDecoder();
+    // StringDecoder, not TextDecoder: the same replacement of bad bytes, but no ICU
+    // converter per stream (a few KB each, thousands of streams at once).
+    const decoder = new StringDecoder('utf8');
+    let first = true;
     try {
       for (;;) {
-        if (body.hasData()) yield decoder.decode(body.takeAll(), STREAM);
+        if (body.hasData()) {
+          let text = decoder.write(body.takeAll());
+          // A leading byte-order mark is not content (TextDecoder dropped it too).
+          if (first && text.length > 0) {
+            first = false;
+            if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+          }
+          if (text.length > 0) yield text;
+        }
         else if (body.failure !== undefined) throw this.transportError(body.failure, signal);
         else if (body.ended) break;
         else await body.next();
@@ -144,7 +161,7 @@ export class HttpUpstream {
       // The consumer stopped early (or the body failed): release the socket.
       body.abandon();
     }
-    const rest = decoder.decode();
+    const rest = decoder.end();
     if (rest) yield rest;
   }
 
@@ -206,7 +223,9 @@ class Exchange implements Dispatcher.DispatchHandler, UpstreamBody {
   streaming = false;
   ended = false;
   failure: unknown = undefined;
-  private controller: Dispatcher.DispatchController | undefined;
+  private abortRequest: ((err?: Error) => void) | undefined;
+  private resumeSocket: (() => void) | undefined;
+  private paused = false;
   private chunks: Buffer[] = [];
   private size = 0;
   private waiter: (() => void) | undefined;
@@ -222,33 +241,37 @@ class Exchange implements Dispatcher.DispatchHandler, UpstreamBody {
     signal.addEventListener('abort', this.onAbort);
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortRequest = abort;
     // Aborted while queued for a connection: stop it now that it can be stopped.
-    if (this.failure !== undefined) controller.abort(toError(this.failure));
+    if (this.failure !== undefined) abort(toError(this.failure));
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
-    if (status < 200) return; // 1xx: the real head follows
+  onHeaders(status: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    if (status < 200) return true; // 1xx: the real head follows
+    this.resumeSocket = resume;
     const resolve = this.head;
     this.head = undefined;
-    resolve?.({ status, headers, body: this });
+    resolve?.({ status, headers: headersOf(rawHeaders), body: this });
+    return true;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onData(chunk: Buffer): boolean {
     this.chunks.push(chunk);
     this.size += chunk.length;
-    if (this.streaming && this.size > HIGH_WATER) controller.pause();
     this.wake();
+    // A slow reader: stop reading the socket until it catches up (takeAll resumes).
+    if (this.streaming && this.size > HIGH_WATER) this.paused = true;
+    return !this.paused;
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     this.ended = true;
     this.signal.removeEventListener('abort', this.onAbort);
     this.wake();
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+  onError(err: Error): void {
     this.fail(err);
   }
 
@@ -261,7 +284,10 @@ class Exchange implements Dispatcher.DispatchHandler, UpstreamBody {
     if (size === 0) return EMPTY;
     this.chunks = [];
     this.size = 0;
-    if (this.controller?.paused) this.controller.resume();
+    if (this.paused) {
+      this.paused = false;
+      this.resumeSocket?.();
+    }
     return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
   }
 
@@ -281,7 +307,7 @@ class Exchange implements Dispatcher.DispatchHandler, UpstreamBody {
       this.head = undefined;
       this.reject(this.failure);
     }
-    this.controller?.abort(toError(this.failure));
+    this.abortRequest?.(toError(this.failure));
     this.wake();
   }
 
@@ -300,7 +326,7 @@ export interface WholeResponse {
 
 /** One buffered request/response: settles once, when the answer has fully arrived (or failed). */
 class WholeExchange implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | undefined;
+  private abortRequest: ((err?: Error) => void) | undefined;
   private chunks: Buffer[] = [];
   private size = 0;
   private status = 0;
@@ -317,23 +343,25 @@ class WholeExchange implements Dispatcher.DispatchHandler {
     signal.addEventListener('abort', this.onAbort);
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.settled) controller.abort(new Error('aborted'));
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.settled) abort(new Error('aborted'));
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
-    if (status < 200) return; // 1xx: the real head follows
+  onHeaders(status: number, rawHeaders: Buffer[]): boolean {
+    if (status < 200) return true; // 1xx: the real head follows
     this.status = status;
-    this.headers = headers;
+    this.headers = headersOf(rawHeaders);
+    return true;
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onData(chunk: Buffer): boolean {
     this.chunks.push(chunk);
     this.size += chunk.length;
+    return true;
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     if (this.settled) return;
     this.settled = true;
     this.signal.removeEventListener('abort', this.onAbort);
@@ -343,7 +371,7 @@ class WholeExchange implements Dispatcher.DispatchHandler {
     else this.reject(this.http.errorFromAnswer(status, raw, this.headers));
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+  onError(err: Error): void {
     this.fail(err);
   }
 
@@ -352,8 +380,27 @@ class WholeExchange implements Dispatcher.DispatchHandler {
     this.settled = true;
     this.signal.removeEventListener('abort', this.onAbort);
     this.reject(this.http.transportError(err ?? new Error('aborted'), this.signal));
-    this.controller?.abort(toError(err ?? new Error('aborted')));
+    this.abortRequest?.(toError(err ?? new Error('aborted')));
   }
 }
 
 const toError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
+
+/**
+ * Response headers as an object (lower-case names, repeats as arrays), made
+ * once from undici's raw pairs, which are then dropped: a stream keeps only
+ * the strings it may still need (rate-limit headers), not the buffers.
+ */
+export function headersOf(raw: Buffer[]): UpstreamHeaders {
+  const out: Record<string, string | string[]> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toString('latin1').toLowerCase();
+    if (name === '__proto__') continue; // would replace the object's prototype, not add a header
+    const value = raw[i + 1]!.toString('latin1');
+    const prev = out[name];
+    if (prev === undefined) out[name] = value;
+    else if (Array.isArray(prev)) prev.push(value);
+    else out[name] = [prev, value];
+  }
+  return out;
+}

@@ -49,7 +49,9 @@ export interface LiveStreamOptions {
 export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
   private cur: Attempted<Committed>;
   private readonly id: string;
-  private delivered = '';
+  /** Content delivered so far, for a resume's prefill: pieces joined only when needed (a rope of thousands of tiny strings costs more). */
+  private deliveredParts: string[] = [];
+  private deliveredChars = 0;
   private attemptChars = 0;
   private toolCalls = false;
   private finished = false;
@@ -68,6 +70,13 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
     this.id = head?.id ?? `chatcmpl-${o.run.id}`;
     this.lastModel = head?.model ?? first.candidate.deployment.model;
     this.created = head?.created ?? Math.floor(o.run.startedAt / 1000);
+  }
+
+  /** The text delivered so far, as one string (kept joined from then on). */
+  private delivered(): string {
+    const text = this.deliveredParts.join('');
+    this.deliveredParts = [text];
+    return text;
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<ChatCompletionChunk> {
@@ -137,14 +146,14 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
           // The broken attempt is over: its timer and its link to the request signal go now, not at the end.
           this.cur.scope.dispose();
           const note = this.resumeBlocker(resumes);
-          if (note) throw new StreamBrokenError(err, this.delivered.length || this.attemptChars, note);
+          if (note) throw new StreamBrokenError(err, this.deliveredChars || this.attemptChars, note);
           resumes++;
           try {
-            this.cur = await this.o.resume(this.delivered);
+            this.cur = await this.o.resume(this.delivered());
           } catch (resumeErr) {
             if (resumeErr instanceof AttemptAborted) throw resumeErr;
             // A candidate refusing the prefill is not the story: the cut is.
-            throw new StreamBrokenError(err, this.delivered.length, 'no candidate could continue it');
+            throw new StreamBrokenError(err, this.deliveredChars, 'no candidate could continue it');
           }
           run.resumed = true;
           this.continuation = true;
@@ -188,7 +197,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
   private resumeBlocker(resumes: number): string | null {
     if (!this.o.cfg.streamResume) return 'stream resume is disabled';
     if (this.toolCalls) return 'tool-call streams are not resumed';
-    if (this.delivered.length === 0) return 'nothing to resume from';
+    if (this.deliveredChars === 0) return 'nothing to resume from';
     if (resumes >= MAX_RESUMES) return `gave up after ${MAX_RESUMES} resumes`;
     return null;
   }
@@ -213,7 +222,10 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
         if (typeof d.content === 'string' && d.content.length > 0) {
           content = true;
           this.attemptChars += d.content.length;
-          if (this.o.cfg.streamResume && ch.index === 0) this.delivered += d.content;
+          if (this.o.cfg.streamResume && ch.index === 0) {
+            this.deliveredParts.push(d.content);
+            this.deliveredChars += d.content.length;
+          }
         }
         if (d.tool_calls && d.tool_calls.length > 0) {
           content = true;
@@ -241,7 +253,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
     const run = this.o.run;
     run.malformedEvents += this.cur.value.stream.malformed;
     const u = this.attemptUsage;
-    const prompt = u ? u.prompt_tokens : this.o.promptTokensEstimate + (this.continuation ? Math.ceil(this.delivered.length / 4) : 0);
+    const prompt = u ? u.prompt_tokens : this.o.promptTokensEstimate + (this.continuation ? Math.ceil(this.deliveredChars / 4) : 0);
     const completion = u ? u.completion_tokens : Math.ceil(this.attemptChars / 4);
     this.totals.prompt_tokens += prompt;
     this.totals.completion_tokens += completion;

@@ -25,6 +25,24 @@ export interface ChainScope {
   localOnly: boolean;
 }
 
+/**
+ * The x-switchyard-selection text of the candidate at `rank` (0-based) of a
+ * segment. The same few strings for every request of an alias: built once per
+ * segment and reason, not concatenated per request (they live as long as the
+ * request, a stream's for minutes).
+ */
+const LABELS = new WeakMap<Segment, { reason: string; labels: string[] }>();
+function selectionLabel(seg: Segment, reason: string, rank: number): string {
+  let cached = LABELS.get(seg);
+  if (cached === undefined || cached.reason !== reason) LABELS.set(seg, (cached = { reason, labels: [] }));
+  let label = cached.labels[rank];
+  if (label === undefined) {
+    const r = rank === 0 ? reason : `${reason}, rank ${rank + 1}`;
+    label = cached.labels[rank] = seg.fallback ? `fallback:${seg.alias} (${r})` : r;
+  }
+  return label;
+}
+
 export function orderSegments(segments: readonly Segment[], scope: ChainScope, random: Random, filtered: string[]): Candidate[] {
   const out: Candidate[] = [];
   for (const seg of segments) {
@@ -37,8 +55,7 @@ export function orderSegments(segments: readonly Segment[], scope: ChainScope, r
         filtered.push(`${d.key}: ${why}`);
         continue;
       }
-      const rank = i === 0 ? reason : `${reason}, rank ${i + 1}`;
-      out.push({ deployment: d, alias: seg.alias, fallback: seg.fallback, selection: seg.fallback ? `fallback:${seg.alias} (${rank})` : rank });
+      out.push({ deployment: d, alias: seg.alias, fallback: seg.fallback, selection: selectionLabel(seg, reason, i) });
     }
   }
   return out;

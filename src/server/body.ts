@@ -50,7 +50,9 @@ function onEnd(this: Reading): void {
   const r = this[kRead]!;
   if (r.done) return;
   r.done = true;
-  r.resolve(r.parts.length === 1 ? r.parts[0]! : Buffer.concat(r.parts, r.size));
+  const parts = r.parts;
+  r.parts = []; // the request outlives its body (a stream can run for minutes): let go of the bytes
+  r.resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts, r.size));
 }
 
 /**
