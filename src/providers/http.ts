@@ -78,7 +78,8 @@ export class HttpUpstream {
   post(path: string, body: string, signal: Signal, extraHeaders?: Record<string, string>): Promise<UpstreamResponse> {
     return new Promise<UpstreamResponse>((resolve, reject) => {
       if (signal.aborted) return reject(this.transportError(signal.reason, signal));
-      const exchange = new Exchange(signal, resolve, (err) => reject(this.transportError(err, signal)));
+      // No closure over this scope in the exchange: it lives as long as the response (a stream: minutes), the body string need not.
+      const exchange = new Exchange(this, signal, resolve, reject);
       this.pool.dispatch(
         { method: 'POST', path: this.basePath + path, headers: extraHeaders ? this.withExtra(extraHeaders) : this.headers, body },
         exchange,
@@ -134,35 +135,26 @@ export class HttpUpstream {
     return body.takeAll();
   }
 
+  /** A streaming body as decoded text, read without an async generator (see TextSource). */
+  textSource(res: UpstreamResponse, signal: Signal): TextSource {
+    return new TextSource(res.body, (err) => this.transportError(err, signal));
+  }
+
   /** Decoded text pieces of a streaming body as they arrive, transport errors mapped. */
   async *text(res: UpstreamResponse, signal: Signal): AsyncGenerator<string> {
-    const body = res.body;
-    body.streaming = true;
-    // StringDecoder, not TextDecoder: the same replacement of bad bytes, but no ICU
-    // converter per stream (a few KB each, thousands of streams at once).
-    const decoder = new StringDecoder('utf8');
-    let first = true;
+    const src = this.textSource(res, signal);
     try {
       for (;;) {
-        if (body.hasData()) {
-          let text = decoder.write(body.takeAll());
-          // A leading byte-order mark is not content (TextDecoder dropped it too).
-          if (first && text.length > 0) {
-            first = false;
-            if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-          }
+        const text = src.read();
+        if (text !== null) {
           if (text.length > 0) yield text;
-        }
-        else if (body.failure !== undefined) throw this.transportError(body.failure, signal);
-        else if (body.ended) break;
-        else await body.next();
+        } else if (src.done) return;
+        else await src.wait();
       }
     } finally {
       // The consumer stopped early (or the body failed): release the socket.
-      body.abandon();
+      src.release();
     }
-    const rest = decoder.end();
-    if (rest) yield rest;
   }
 
   async errorOf(res: UpstreamResponse, signal: Signal): Promise<Error> {
@@ -232,12 +224,16 @@ class Exchange implements Dispatcher.DispatchHandler, UpstreamBody {
   private head: ((res: UpstreamResponse) => void) | undefined;
   private readonly onAbort = () => this.fail(this.signal.reason);
 
+  private reject: ((err: unknown) => void) | undefined;
+
   constructor(
+    private readonly http: HttpUpstream,
     private readonly signal: Signal,
     resolve: (res: UpstreamResponse) => void,
-    private readonly reject: (err: unknown) => void,
+    reject: (err: unknown) => void,
   ) {
     this.head = resolve;
+    this.reject = reject;
     signal.addEventListener('abort', this.onAbort);
   }
 
@@ -252,6 +248,7 @@ class Exchange implements Dispatcher.DispatchHandler, UpstreamBody {
     this.resumeSocket = resume;
     const resolve = this.head;
     this.head = undefined;
+    this.reject = undefined;
     resolve?.({ status, headers: headersOf(rawHeaders), body: this });
     return true;
   }
@@ -305,7 +302,8 @@ class Exchange implements Dispatcher.DispatchHandler, UpstreamBody {
     this.signal.removeEventListener('abort', this.onAbort);
     if (this.head) {
       this.head = undefined;
-      this.reject(this.failure);
+      this.reject?.(this.http.transportError(this.failure, this.signal));
+      this.reject = undefined;
     }
     this.abortRequest?.(toError(this.failure));
     this.wake();
@@ -315,6 +313,58 @@ class Exchange implements Dispatcher.DispatchHandler, UpstreamBody {
     const w = this.waiter;
     this.waiter = undefined;
     w?.();
+  }
+}
+
+/**
+ * A streaming body as decoded text, pulled: `read` returns what has arrived
+ * (null when nothing has: then `wait`), `done` once the body ended and all of
+ * it was read. Parsers built on it await only when there is nothing to parse,
+ * instead of one async-generator step per network read — thousands of slow
+ * streams then hold no generator frames or promises between their events.
+ */
+export class TextSource {
+  // StringDecoder, not TextDecoder: the same replacement of bad bytes, but no ICU
+  // converter per stream (a few KB each, thousands of streams at once).
+  private readonly decoder = new StringDecoder('utf8');
+  private first = true;
+  done = false;
+
+  constructor(
+    private readonly body: UpstreamBody,
+    private readonly mapError: (err: unknown) => Error,
+  ) {
+    body.streaming = true;
+  }
+
+  /** Text received and not yet read (may be ''), or null when nothing is left now; throws the transport error of a failed body. */
+  read(): string | null {
+    const body = this.body;
+    if (body.hasData()) {
+      let text = this.decoder.write(body.takeAll());
+      // A leading byte-order mark is not content (TextDecoder dropped it too).
+      if (this.first && text.length > 0) {
+        this.first = false;
+        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      }
+      return text;
+    }
+    if (body.failure !== undefined) throw this.mapError(body.failure);
+    if (body.ended && !this.done) {
+      this.done = true;
+      return this.decoder.end();
+    }
+    return null;
+  }
+
+  /** Resolves when something changed: data, the end, or a failure. */
+  wait(): Promise<void> {
+    return this.body.next();
+  }
+
+  /** Not reading any further: release the connection (aborting the exchange unless it ended). */
+  release(): void {
+    this.body.abandon();
   }
 }
 

@@ -62,7 +62,7 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
         ? bodyWithModel(req, ctx.model)
         : JSON.stringify({ ...req, model: ctx.model, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } });
     const res = await this.http.postOk(this.opts.chatPath(ctx.model) + this.query, body, ctx.signal, SSE_ACCEPT);
-    return new OpenAIChunkStream(res.headers, this.http.text(res, ctx.signal));
+    return new OpenAIChunkStream(res.headers, this.http.textSource(res, ctx.signal));
   }
 
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {

@@ -3,56 +3,131 @@
  * OpenAI-compatible upstream (openai, azure, vLLM, LiteLLM, Ollama's /v1...).
  */
 import { SseParser } from '../sse.js';
+import type { TextSource } from '../http.js';
 import { RAW_JSON, type ChunkStream, type UpstreamHeaders, type WithRaw } from '../types.js';
 import type { ChatCompletionChunk } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { categorize, parseErrorBody } from '../../resilience/classify.js';
 
-export class OpenAIChunkStream implements ChunkStream {
+const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true };
+
+/**
+ * Iterates itself (once): `next` parses what has arrived and awaits only when
+ * nothing is left to parse, so a stream between two events holds one pending
+ * promise — not a chain of suspended async generators and the last event's
+ * objects they still reference (see TextSource).
+ */
+export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatCompletionChunk> {
   malformed = 0;
+  private readonly parser = new SseParser();
+  /** Chunks parsed and not yet handed out. */
+  private queue: ChatCompletionChunk[] = [];
+  private qi = 0;
+  private finished = false;
+  /** `[DONE]` seen: the rest of the body is read and ignored (the connection stays reusable). */
+  private sawDone = false;
+  /** Nothing more will be parsed. */
+  private over = false;
+  /** Thrown once the chunks parsed before it were handed out (an error event, a cut). */
+  private failure: Error | undefined;
+  private iterated = false;
 
   constructor(
     readonly headers: UpstreamHeaders,
-    private readonly pieces: AsyncIterable<string>,
+    private readonly src: TextSource,
   ) {}
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<ChatCompletionChunk> {
-    const parser = new SseParser();
-    const events = parser.events;
-    let finished = false;
-    let done = false;
-    for await (const text of this.pieces) {
-      // After [DONE] only the body's end is left (normally in the same read):
-      // reading to it, rather than returning, keeps the connection reusable.
-      if (done) continue;
-      parser.push(text);
-      for (let i = 0; i < events.length; i++) {
-        const data = events[i]!.data;
-        if (data === '[DONE]') {
-          done = true;
-          break;
+  [Symbol.asyncIterator](): AsyncIterator<ChatCompletionChunk> {
+    if (this.iterated) throw new Error('an upstream stream can be iterated once');
+    this.iterated = true;
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<ChatCompletionChunk>> {
+    try {
+      for (;;) {
+        if (this.qi < this.queue.length) {
+          const value = this.queue[this.qi++]!;
+          if (this.qi === this.queue.length) {
+            this.queue.length = 0;
+            this.qi = 0;
+          }
+          return { value, done: false };
         }
-        const chunk = this.parse(data);
-        if (chunk === undefined) continue;
-        const choices = chunk.choices;
-        for (let c = 0; c < choices.length; c++) if (choices[c]!.finish_reason) finished = true;
-        yield chunk;
+        if (this.failure !== undefined) {
+          const err = this.failure;
+          this.failure = undefined;
+          throw err;
+        }
+        if (this.over) return DONE;
+        const text = this.src.read();
+        if (text !== null) {
+          if (!this.sawDone && text.length > 0) {
+            this.parser.push(text);
+            this.take();
+          }
+        } else if (this.src.done) {
+          this.end();
+        } else {
+          await this.src.wait();
+        }
       }
-      events.length = 0;
+    } catch (err) {
+      this.close();
+      throw err;
     }
-    if (done) return;
-    parser.end();
-    for (const ev of events) {
-      if (ev.data === '[DONE]') return;
-      const chunk = this.parse(ev.data);
+  }
+
+  async return(): Promise<IteratorResult<ChatCompletionChunk>> {
+    this.close();
+    return DONE;
+  }
+
+  /** Parsed events → queued chunks, up to `[DONE]` or an error event (thrown after the chunks before it). */
+  private take(): void {
+    const events = this.parser.events;
+    for (let i = 0; i < events.length && !this.sawDone; i++) {
+      const data = events[i]!.data;
+      if (data === '[DONE]') {
+        this.sawDone = true;
+        break;
+      }
+      let chunk: WithRaw<ChatCompletionChunk> | undefined;
+      try {
+        chunk = this.parse(data);
+      } catch (err) {
+        this.failure = err as Error;
+        this.over = true;
+        this.src.release();
+        break;
+      }
       if (chunk === undefined) continue;
-      if (chunk.choices.some((c) => c.finish_reason)) finished = true;
-      yield chunk;
+      const choices = chunk.choices;
+      for (let c = 0; c < choices.length; c++) if (choices[c]!.finish_reason) this.finished = true;
+      this.queue.push(chunk);
     }
+    events.length = 0;
+  }
+
+  /** The body ended: the last event may lack its blank line; a cut before any finish_reason is a failure. */
+  private end(): void {
+    this.over = true;
+    this.src.release();
+    if (this.sawDone) return;
+    this.parser.end();
+    this.take();
     // A clean close after a finish_reason is a finished answer; anything else was cut.
-    if (!finished) {
-      throw new UpstreamError({ category: 'network', message: 'upstream stream ended before completion' });
+    if (!this.sawDone && !this.finished && this.failure === undefined) {
+      this.failure = new UpstreamError({ category: 'network', message: 'upstream stream ended before completion' });
     }
+  }
+
+  private close(): void {
+    this.over = true;
+    this.failure = undefined;
+    this.queue.length = 0;
+    this.qi = 0;
+    this.src.release();
   }
 
   /** A chunk, or undefined for a malformed event (counted, skipped). Error events throw. */
