@@ -7,6 +7,7 @@ import { isConfigError } from '../config/errors.js';
 import { startSwitchyard } from '../core/start.js';
 import { createLogger, flushLogger } from '../observability/logger.js';
 import { parseCli, USAGE } from './args.js';
+import { tuneHeap } from './heap-tuning.js';
 
 export async function main(argv: string[]): Promise<number> {
   let args;
@@ -36,6 +37,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 async function serve(config: Parameters<typeof startSwitchyard>[0], source: string, origin: string): Promise<number> {
+  tuneHeap();
   const logger = createLogger();
   logger.info({ event: 'config', source, origin }, origin === 'demo' ? `using the bundled demo config ${source}` : `using config ${source}`);
   const running = await startSwitchyard(config, { observability: { logger, processMetrics: true } });
