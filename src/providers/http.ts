@@ -75,7 +75,7 @@ export class HttpUpstream {
   }
 
   /** POST a body; resolves with any status. Transport failures throw UpstreamError. */
-  post(path: string, body: string, signal: Signal, extraHeaders?: Record<string, string>): Promise<UpstreamResponse> {
+  post(path: string, body: string | Uint8Array, signal: Signal, extraHeaders?: Record<string, string>): Promise<UpstreamResponse> {
     return new Promise<UpstreamResponse>((resolve, reject) => {
       if (signal.aborted) return reject(this.transportError(signal.reason, signal));
       // No closure over this scope in the exchange: it lives as long as the response (a stream: minutes), the body string need not.
@@ -103,7 +103,7 @@ export class HttpUpstream {
    * the classified UpstreamError of a non-2xx. One promise for the whole
    * exchange (a buffered call needs neither the head early nor per-chunk wake-ups).
    */
-  postWhole(path: string, body: string, signal: Signal, extraHeaders?: Record<string, string>): Promise<WholeResponse> {
+  postWhole(path: string, body: string | Uint8Array, signal: Signal, extraHeaders?: Record<string, string>): Promise<WholeResponse> {
     return new Promise<WholeResponse>((resolve, reject) => {
       if (signal.aborted) return reject(this.transportError(signal.reason, signal));
       this.pool.dispatch(
@@ -119,7 +119,7 @@ export class HttpUpstream {
   }
 
   /** POST and require a 2xx; a non-2xx body is read and thrown as a classified UpstreamError. */
-  async postOk(path: string, body: string, signal: Signal, extraHeaders?: Record<string, string>): Promise<UpstreamResponse> {
+  async postOk(path: string, body: string | Uint8Array, signal: Signal, extraHeaders?: Record<string, string>): Promise<UpstreamResponse> {
     const res = await this.post(path, body, signal, extraHeaders);
     if (res.status >= 200 && res.status < 300) return res;
     throw await this.errorOf(res, signal);

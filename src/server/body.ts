@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { GatewayError, invalidRequest } from '../core/errors.js';
+import { rememberRawBody } from '../protocol/raw-body.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -99,5 +100,6 @@ export function parseJsonBody(buf: Buffer): unknown {
     throw invalidRequest(`Malformed JSON: ${(err as Error).message.slice(0, 200)}`);
   }
   if (nestsDeeperThan(value)) throw invalidRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (value !== null && typeof value === 'object') rememberRawBody(value, buf);
   return value;
 }

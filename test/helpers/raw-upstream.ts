@@ -8,6 +8,8 @@ import type { AddressInfo, Socket } from 'node:net';
 
 export interface RawHit {
   body: Record<string, unknown>;
+  /** The request body exactly as it arrived. */
+  text: string;
   headers: IncomingMessage['headers'];
 }
 
@@ -30,12 +32,13 @@ export async function startRawUpstream(handler: RawHandler): Promise<RawUpstream
     req.on('data', (b: Buffer) => parts.push(b));
     req.on('end', () => {
       let body: Record<string, unknown> = {};
+      const text = Buffer.concat(parts).toString('utf8');
       try {
-        body = JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>;
+        body = JSON.parse(text) as Record<string, unknown>;
       } catch {
         // keep {}
       }
-      const hit = { body, headers: req.headers };
+      const hit = { body, text, headers: req.headers };
       hits.push(hit);
       Promise.resolve(handler(res, hit, hits.length)).catch(() => res.destroy());
     });

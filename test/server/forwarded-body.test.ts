@@ -1,0 +1,71 @@
+/**
+ * An OpenAI-compatible upstream gets the client's own request bytes with only
+ * the model changed when the body starts with the model (as SDKs send it), and
+ * an equivalent re-serialised body otherwise; a retry elsewhere gets its own
+ * model, not the first deployment's.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+
+const ANSWER = JSON.stringify({
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  created: 1,
+  model: 'm',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+});
+
+let open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const o of open.reverse()) await o.close();
+  open = [];
+});
+
+async function setup(statuses: number[] = [200]): Promise<{ up: RawUpstream; gw: TestGateway }> {
+  const up = await startRawUpstream((res, _hit, n) => {
+    const status = statuses[Math.min(n - 1, statuses.length - 1)]!;
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(status === 200 ? ANSWER : '{"error":{"message":"overloaded","type":"server_error"}}');
+  });
+  const gw = await startGateway({
+    resilience: { maxRetries: 0, backoff: { baseMs: 1, maxMs: 1 } },
+    providers: [
+      { id: 'a', type: 'openai', baseUrl: up.url },
+      { id: 'b', type: 'openai', baseUrl: up.url },
+    ],
+    models: [{ name: 'chat', strategy: 'cost', deployments: [{ provider: 'a', model: 'first-model', price: { input: 1, output: 1 } }, { provider: 'b', model: 'second-model', price: { input: 2, output: 2 } }] }],
+  });
+  open.push(up, gw);
+  return { up, gw };
+}
+
+const post = (gw: TestGateway, body: string) => fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+
+describe('the forwarded request body', () => {
+  it('model first: the same bytes, spacing, key order and unknown fields included, with the model replaced', async () => {
+    const { up, gw } = await setup();
+    const tail = ',  "messages" : [ {"role":"user","content":"say \\"model\\": hi"} ],"x_vendor_flag":{"deep":[1,2]} }';
+    const res = await post(gw, `{"model":"chat"${tail}`);
+    expect(res.status).toBe(200);
+    expect(up.hits[0]!.text).toBe(`{"model":"first-model"${tail}`);
+  });
+
+  it('model elsewhere: an equivalent body with the model replaced', async () => {
+    const { up, gw } = await setup();
+    const res = await post(gw, '{ "messages": [{"role":"user","content":"hi"}], "model": "chat", "temperature": 0.5 }');
+    expect(res.status).toBe(200);
+    expect(up.hits[0]!.body).toEqual({ messages: [{ role: 'user', content: 'hi' }], model: 'first-model', temperature: 0.5 });
+  });
+
+  it('a fail-over sends the next deployment its own model', async () => {
+    const { up, gw } = await setup([503, 200]);
+    const res = await post(gw, '{"model":"chat","messages":[{"role":"user","content":"hi"}]}');
+    expect(res.status).toBe(200);
+    expect(up.hits.map((h) => h.text)).toEqual([
+      '{"model":"first-model","messages":[{"role":"user","content":"hi"}]}',
+      '{"model":"second-model","messages":[{"role":"user","content":"hi"}]}',
+    ]);
+  });
+});
