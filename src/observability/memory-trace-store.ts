@@ -14,7 +14,7 @@
  */
 import type { AttemptTrace, TraceRecord } from './events.js';
 import { Interner } from './interner.js';
-import { matchesFilter, resolveLimit, type TraceFilter, type TraceStore } from './trace-store.js';
+import { matchesFilter, parseStartedAt, resolveLimit, type TraceFilter, type TraceStore } from './trace-store.js';
 
 /** Interned string columns, per record (stride S). */
 const KEY = 0, MODEL = 1, PROVIDER = 2, ROUTED_MODEL = 3, DEPLOYMENT = 4, SELECTION = 5, ERROR_CODE = 6;
@@ -223,11 +223,7 @@ export class MemoryTraceStore implements TraceStore {
   /** Epoch ms of a slot's start, parsed once; 0 for an unparsable timestamp (sorts last, fails any `since`). */
   private time(slot: number): number {
     let ms = this.times[slot]!;
-    if (Number.isNaN(ms)) {
-      ms = Date.parse(this.startedAt[slot]!);
-      if (Number.isNaN(ms)) ms = 0;
-      this.times[slot] = ms;
-    }
+    if (Number.isNaN(ms)) this.times[slot] = ms = parseStartedAt(this.startedAt[slot]!);
     return ms;
   }
 

@@ -43,7 +43,11 @@ export function resolveLimit(limit: number | undefined): number {
 
 /** Epoch ms of a record's start; 0 for an unparsable timestamp (sorts last, fails any `since`). */
 export function startedAtMs(t: TraceRecord): number {
-  const ms = Date.parse(t.startedAt);
+  return parseStartedAt(t.startedAt);
+}
+
+export function parseStartedAt(iso: string): number {
+  const ms = Date.parse(iso);
   return Number.isNaN(ms) ? 0 : ms;
 }
 
