@@ -25,6 +25,9 @@ export type Transition = { from: BreakerState; to: BreakerState } | null;
 
 const SLOT_MS = 1000;
 
+/** The closed breaker's answer, every request: one shared object, read only. */
+const ALLOWED = Object.freeze({ allowed: true, probe: false, transition: null });
+
 export class CircuitBreaker {
   private s: BreakerSnapshot = { state: 'closed', consecutiveFailures: 0, openedAt: 0, probesInFlight: 0, window: [] };
 
@@ -54,7 +57,7 @@ export class CircuitBreaker {
       this.s.probesInFlight++;
       return { allowed: true, probe: true, transition };
     }
-    return { allowed: true, probe: false, transition };
+    return transition === null ? ALLOWED : { allowed: true, probe: false, transition };
   }
 
   /** Would tryAcquire allow a request, without taking a probe slot? */

@@ -18,6 +18,10 @@ export type Admission =
   | { ok: true; probe: boolean }
   | { ok: false; reason: 'cooldown' | 'circuit_open'; retryAt: number };
 
+/** Admissions are read, never changed: shared objects instead of one per request. */
+const ADMITTED: Admission = Object.freeze({ ok: true, probe: false });
+const ADMITTED_PROBE: Admission = Object.freeze({ ok: true, probe: true });
+
 export class Health {
   private readonly entries = new Map<string, Entry>();
 
@@ -48,7 +52,7 @@ export class Health {
     const r = e.breaker.tryAcquire(now);
     this.emit(key, r.transition, now);
     if (!r.allowed) return { ok: false, reason: 'circuit_open', retryAt: Math.max(e.breaker.retryAt, now + 1) };
-    return { ok: true, probe: r.probe };
+    return r.probe ? ADMITTED_PROBE : ADMITTED;
   }
 
   /** Could `key` be admitted now (no slot taken)? */
