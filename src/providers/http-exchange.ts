@@ -1,0 +1,228 @@
+/**
+ * The undici dispatch handlers behind HttpUpstream: `Exchange` hands over the
+ * head as soon as it arrives and then the body's chunks as they come (streams,
+ * and answers whose status decides how to read them); `WholeExchange` settles
+ * once with the whole answer (buffered calls). Both speak undici's original
+ * handler protocol — see http.ts for why.
+ */
+import type { Dispatcher } from 'undici';
+import type { Signal } from '../core/signal.js';
+import type { HttpUpstream, UpstreamResponse } from './http.js';
+import type { UpstreamHeaders } from './types.js';
+
+/** Unread body bytes above which the socket is paused (a slow consumer). */
+const HIGH_WATER = 64 * 1024;
+
+/** The part of an Exchange a reader sees: the body's chunks as they come. */
+export interface UpstreamBody {
+  /** Read as it arrives: then unread data above a bound pauses the socket (a whole-body read never does). */
+  streaming: boolean;
+  readonly ended: boolean;
+  readonly failure: unknown;
+  hasData(): boolean;
+  /** Everything received and not yet taken, as one buffer. */
+  takeAll(): Uint8Array;
+  /** Resolves when something changes: data, the end, or a failure. */
+  next(): Promise<void>;
+  /** Not reading any further: abort the exchange unless it already ended. */
+  abandon(): void;
+}
+
+const EMPTY = new Uint8Array(0);
+
+/**
+ * One request/response with undici's dispatcher: resolves the head, then holds
+ * the body's chunks until read. Aborts on the attempt's signal (the reason
+ * becomes the failure, so readers report why).
+ */
+export class Exchange implements Dispatcher.DispatchHandler, UpstreamBody {
+  streaming = false;
+  ended = false;
+  failure: unknown = undefined;
+  private abortRequest: ((err?: Error) => void) | undefined;
+  private resumeSocket: (() => void) | undefined;
+  private paused = false;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private waiter: (() => void) | undefined;
+  private head: ((res: UpstreamResponse) => void) | undefined;
+  private readonly onAbort = () => this.fail(this.signal.reason);
+
+  private reject: ((err: unknown) => void) | undefined;
+
+  constructor(
+    private readonly http: HttpUpstream,
+    private readonly signal: Signal,
+    resolve: (res: UpstreamResponse) => void,
+    reject: (err: unknown) => void,
+  ) {
+    this.head = resolve;
+    this.reject = reject;
+    signal.addEventListener('abort', this.onAbort);
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortRequest = abort;
+    // Aborted while queued for a connection: stop it now that it can be stopped.
+    if (this.failure !== undefined) abort(toError(this.failure));
+  }
+
+  onHeaders(status: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    if (status < 200) return true; // 1xx: the real head follows
+    this.resumeSocket = resume;
+    const resolve = this.head;
+    this.head = undefined;
+    this.reject = undefined;
+    resolve?.({ status, headers: headersOf(rawHeaders), body: this });
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    this.wake();
+    // A slow reader: stop reading the socket until it catches up (takeAll resumes).
+    if (this.streaming && this.size > HIGH_WATER) this.paused = true;
+    return !this.paused;
+  }
+
+  onComplete(): void {
+    this.ended = true;
+    this.signal.removeEventListener('abort', this.onAbort);
+    this.wake();
+  }
+
+  onError(err: Error): void {
+    this.fail(err);
+  }
+
+  hasData(): boolean {
+    return this.size > 0;
+  }
+
+  takeAll(): Uint8Array {
+    const { chunks, size } = this;
+    if (size === 0) return EMPTY;
+    this.chunks = [];
+    this.size = 0;
+    if (this.paused) {
+      this.paused = false;
+      this.resumeSocket?.();
+    }
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+  }
+
+  next(): Promise<void> {
+    return new Promise<void>((resolve) => (this.waiter = resolve));
+  }
+
+  abandon(): void {
+    if (!this.ended) this.fail(new Error('upstream body abandoned'));
+  }
+
+  private fail(err: unknown): void {
+    if (this.ended || this.failure !== undefined) return;
+    this.failure = err ?? new Error('aborted');
+    this.signal.removeEventListener('abort', this.onAbort);
+    if (this.head) {
+      this.head = undefined;
+      this.reject?.(this.http.transportError(this.failure, this.signal));
+      this.reject = undefined;
+    }
+    this.abortRequest?.(toError(this.failure));
+    this.wake();
+  }
+
+  private wake(): void {
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.();
+  }
+}
+
+/** A whole 2xx answer. */
+export interface WholeResponse {
+  headers: UpstreamHeaders;
+  raw: Uint8Array;
+}
+
+/** One buffered request/response: settles once, when the answer has fully arrived (or failed). */
+export class WholeExchange implements Dispatcher.DispatchHandler {
+  private abortRequest: ((err?: Error) => void) | undefined;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private status = 0;
+  private headers: UpstreamHeaders = {};
+  private settled = false;
+  private readonly onAbort = () => this.fail(this.signal.reason);
+
+  constructor(
+    private readonly http: HttpUpstream,
+    private readonly signal: Signal,
+    private readonly resolve: (res: WholeResponse) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    signal.addEventListener('abort', this.onAbort);
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.settled) abort(new Error('aborted'));
+  }
+
+  onHeaders(status: number, rawHeaders: Buffer[]): boolean {
+    if (status < 200) return true; // 1xx: the real head follows
+    this.status = status;
+    this.headers = headersOf(rawHeaders);
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    return true;
+  }
+
+  onComplete(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.signal.removeEventListener('abort', this.onAbort);
+    const { chunks, size, status } = this;
+    const raw = size === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+    if (status >= 200 && status < 300) this.resolve({ headers: this.headers, raw });
+    else this.reject(this.http.errorFromAnswer(status, raw, this.headers));
+  }
+
+  onError(err: Error): void {
+    this.fail(err);
+  }
+
+  private fail(err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.signal.removeEventListener('abort', this.onAbort);
+    this.reject(this.http.transportError(err ?? new Error('aborted'), this.signal));
+    this.abortRequest?.(toError(err ?? new Error('aborted')));
+  }
+}
+
+const toError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
+
+/**
+ * Response headers as an object (lower-case names, repeats as arrays), made
+ * once from undici's raw pairs, which are then dropped: a stream keeps only
+ * the strings it may still need (rate-limit headers), not the buffers.
+ */
+export function headersOf(raw: Buffer[]): UpstreamHeaders {
+  const out: Record<string, string | string[]> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toString('latin1').toLowerCase();
+    if (name === '__proto__') continue; // would replace the object's prototype, not add a header
+    const value = raw[i + 1]!.toString('latin1');
+    const prev = out[name];
+    if (prev === undefined) out[name] = value;
+    else if (Array.isArray(prev)) prev.push(value);
+    else out[name] = [prev, value];
+  }
+  return out;
+}
