@@ -5,6 +5,7 @@
  */
 import type { ResilienceConfig } from '../config/types.js';
 import type { ChatRequest } from '../protocol/openai.js';
+import { forgetRawBody } from '../protocol/raw-body.js';
 import type { Candidate } from '../routing/chain.js';
 import { supports, type Requirements } from '../routing/requirements.js';
 import type { AttemptInput, Executor } from '../resilience/executor.js';
@@ -48,6 +49,7 @@ export async function chatStream(
   }
   // Committed: the stall timer guards a flowing stream from here; the client link stays until it ends.
   life.clearDeadline();
+  forgetRawBody(req);
   run.ttftMs = first.value.ttftMs;
   run.markResponseStart();
 

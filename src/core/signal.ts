@@ -26,11 +26,6 @@ export class Cancellation implements Signal {
   /** Few listeners at a time (an attempt, a wait, an upstream exchange): an array beats a set. */
   private listeners: (() => void)[] | undefined;
 
-  /** The signal side (itself: one object, where AbortController needs two). */
-  get signal(): Signal {
-    return this;
-  }
-
   addEventListener(_type: 'abort', listener: () => void): void {
     if (this.aborted) return;
     (this.listeners ??= []).push(listener);

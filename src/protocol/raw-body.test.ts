@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rawBodyOf, rememberRawBody, spliceModel } from './raw-body.js';
+import { forgetRawBody, rawBodyOf, rememberRawBody, spliceModel } from './raw-body.js';
 
 const b = (s: string) => Buffer.from(s);
 
@@ -18,6 +18,15 @@ describe('spliceModel', () => {
     expect(spliceModel(b('{"model":"\\u0063hat","n":1}'), 'chat', 'x')).toBeUndefined(); // escaped
     expect(spliceModel(b('{"model":"chat"'), 'chat', 'x')).toBeUndefined(); // truncated
   });
+
+  it('declines a body with a second "model" anywhere, or any \\u escape (which could spell one)', () => {
+    expect(spliceModel(b('{"model":"chat","messages":[],"model":"chat"}'), 'chat', 'x')).toBeUndefined();
+    expect(spliceModel(b('{"model":"chat","messages":[],"mod\\u0065l":"chat"}'), 'chat', 'x')).toBeUndefined();
+    expect(spliceModel(b('{"model":"chat","messages":[{"role":"model","content":"hi"}]}'), 'chat', 'x')).toBeUndefined();
+    expect(spliceModel(b('{"model":"chat","messages":[{"role":"user","content":"caf\\u00e9"}]}'), 'chat', 'x')).toBeUndefined();
+    // A mention inside content is escaped, so it does not count.
+    expect(spliceModel(b('{"model":"chat","messages":[{"role":"user","content":"the \\"model\\" key"}]}'), 'chat', 'x')).toBeDefined();
+  });
 });
 
 describe('rememberRawBody', () => {
@@ -26,5 +35,7 @@ describe('rememberRawBody', () => {
     rememberRawBody(req, b('{"model":"chat","messages":[]}'));
     expect(rawBodyOf(req)).toBeDefined();
     expect(rawBodyOf({ ...req, messages: [{ role: 'assistant', content: 'prefill' }] })).toBeUndefined();
+    forgetRawBody(req);
+    expect(rawBodyOf(req)).toBeUndefined();
   });
 });

@@ -52,7 +52,7 @@ function onEnd(this: Reading): void {
   if (r.done) return;
   r.done = true;
   const parts = r.parts;
-  r.parts = []; // the request outlives its body (a stream can run for minutes): let go of the bytes
+  r.parts = []; // the request outlives its read (a stream can run for minutes); the bytes live on only via raw-body.ts
   r.resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts, r.size));
 }
 

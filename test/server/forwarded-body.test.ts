@@ -59,6 +59,14 @@ describe('the forwarded request body', () => {
     expect(up.hits[0]!.body).toEqual({ messages: [{ role: 'user', content: 'hi' }], model: 'first-model', temperature: 0.5 });
   });
 
+  it('a body with a second "model" key: the upstream gets only the deployment\'s model, never the alias name', async () => {
+    const { up, gw } = await setup();
+    const res = await post(gw, '{"model":"chat","messages":[{"role":"user","content":"hi"}],"model":"chat"}');
+    expect(res.status).toBe(200);
+    expect(up.hits[0]!.text).not.toContain('"chat"');
+    expect(up.hits[0]!.body).toEqual({ model: 'first-model', messages: [{ role: 'user', content: 'hi' }] });
+  });
+
   it('a fail-over sends the next deployment its own model', async () => {
     const { up, gw } = await setup([503, 200]);
     const res = await post(gw, '{"model":"chat","messages":[{"role":"user","content":"hi"}]}');
