@@ -12,7 +12,7 @@
  *   npm run bench                       # full: ~7.5 minutes
  *   npm run bench -- --quick            # short rounds, a smoke test of the numbers
  *   npm run bench -- --only buffered,stream20 --paths bare,switchyard --rounds 3
- *   npm run bench -- --cpu-prof DIR     # write Switchyard's .cpuprofile to DIR
+ *   npm run bench -- --cpu-prof DIR     # each path writes its .cpuprofile into DIR/<path>/
  *   npm run bench -- --json FILE        # also write every round as JSON
  *   npm run bench -- --config FILE      # Switchyard with another config (same env vars)
  *   npm run bench -- --baseline DIR     # also run the build in DIR (a built checkout), interleaved: before/after
@@ -141,7 +141,8 @@ async function main(): Promise<void> {
   if (profDir) mkdirSync(profDir, { recursive: true });
   const gateways = new Map<PathName, Gateway>();
   for (const name of paths) {
-    const nodeFlags = name === 'switchyard' && profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+    // Every path is profiled (each into its own folder), so the floor's costs can be compared frame by frame.
+    const nodeFlags = profDir ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] : [];
     const g = await startGateway(name, { root: ROOT, mockPort, port: await freePort(), cpu: gwCpu, logDir, nodeFlags, config: args.config ? resolve(args.config) : undefined, baselineRoot: args.baseline ? resolve(args.baseline) : undefined });
     gateways.set(name, g);
     console.log(`  ${LABEL[name].padEnd(18)} pid ${g.pid} on CPU ${allowedCpus(g.pid)}, port ${g.port}, idle RSS ${rssMb(g.pid).toFixed(0)} MB`);
