@@ -48,7 +48,7 @@ export type CallOptions = RequestContext;
 export interface ChatResponse {
   stream: false;
   meta: RoutingMeta;
-  body: ChatCompletion;
+  readonly body: ChatCompletion;
   /** Upstream bytes identical to `body`, when forwarding them unchanged is possible. */
   raw?: Uint8Array;
 }
@@ -60,8 +60,26 @@ export interface ChatStreamResponse extends AsyncIterable<ChatCompletionChunk> {
 
 export interface EmbeddingsResult {
   meta: RoutingMeta;
-  body: EmbeddingsResponse;
+  readonly body: EmbeddingsResponse;
   raw?: Uint8Array;
+}
+
+/** `body` is read from the adapter's answer only when asked for: a forwarded answer is then parsed, and the server never asks. */
+class BufferedAnswer<T> {
+  readonly raw: Uint8Array | undefined;
+  constructor(
+    readonly meta: RoutingMeta,
+    private readonly answer: { readonly response: T; raw?: Uint8Array },
+  ) {
+    this.raw = answer.raw;
+  }
+  get body(): T {
+    return this.answer.response;
+  }
+}
+
+class BufferedChat extends BufferedAnswer<ChatCompletion> implements ChatResponse {
+  readonly stream = false as const;
 }
 
 export interface Gateway {
@@ -135,12 +153,13 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
         estimatedTokens: life.estimatedTokens,
         contentPolicyChain,
       });
-      const { response, raw, headers } = done.value;
-      run.usage = response.usage;
-      done.lease?.reconcile(response.usage?.total_tokens, headers);
+      const answer = done.value;
+      const usage = answer.usage !== undefined ? answer.usage ?? undefined : answer.response.usage;
+      run.usage = usage;
+      done.lease?.reconcile(usage?.total_tokens, answer.headers);
       run.markResponseStart();
       life.finish();
-      return { stream: false, meta: metaOf(run), body: response, raw };
+      return new BufferedChat(metaOf(run), answer);
     } catch (err) {
       life.finish(err);
       throw err;
@@ -155,12 +174,13 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
     try {
       if (chain.length === 0) throw new GatewayError(400, 'invalid_request', `No deployment of '${req.model}' supports embeddings`, 'model');
       const done = await executor.run(run, chain, buffered(run, (a, ctx) => a.embeddings!(req, ctx)), { estimatedTokens: life.estimatedTokens });
-      const u = done.value.response.usage;
+      const answer = done.value;
+      const u = answer.usage !== undefined ? answer.usage ?? undefined : answer.response.usage;
       run.usage = u ? { prompt_tokens: u.prompt_tokens, completion_tokens: 0, total_tokens: u.total_tokens } : undefined;
-      done.lease?.reconcile(u?.total_tokens, done.value.headers);
+      done.lease?.reconcile(u?.total_tokens, answer.headers);
       run.markResponseStart();
       life.finish();
-      return { meta: metaOf(run), body: done.value.response, raw: done.value.raw };
+      return new BufferedAnswer(metaOf(run), answer);
     } catch (err) {
       life.finish(err);
       throw err;

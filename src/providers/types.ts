@@ -12,6 +12,7 @@ import type {
   ChatRequest,
   EmbeddingsRequest,
   EmbeddingsResponse,
+  Usage,
 } from '../protocol/openai.js';
 import type { Signal } from '../core/signal.js';
 
@@ -26,13 +27,16 @@ export interface AttemptContext {
 }
 
 export interface ChatResult {
-  response: ChatCompletion;
+  /** May be parsed only when read (a forwarded answer): read `usage` when that is all you need. */
+  readonly response: ChatCompletion;
   /**
    * The upstream's exact JSON bytes when they can be forwarded unchanged
    * (OpenAI-compatible upstreams): saves re-serialising on the hot path.
    */
   raw?: Uint8Array;
   headers: UpstreamHeaders;
+  /** The answer's usage when known without reading `response` (null: the answer has none). */
+  readonly usage?: Usage | null;
 }
 
 /**
@@ -48,9 +52,10 @@ export interface ChunkStream extends AsyncIterable<ChatCompletionChunk> {
 }
 
 export interface EmbeddingsResult {
-  response: EmbeddingsResponse;
+  readonly response: EmbeddingsResponse;
   raw?: Uint8Array;
   headers: UpstreamHeaders;
+  readonly usage?: EmbeddingsResponse['usage'] | null;
 }
 
 export interface ProviderAdapter {

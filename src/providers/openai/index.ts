@@ -12,11 +12,13 @@ import type {
   ChunkStream,
   EmbeddingsResult,
   ProviderAdapter,
+  UpstreamHeaders,
 } from '../types.js';
 import type { ProviderConfig } from '../../config/types.js';
-import type { ChatCompletion, ChatRequest, EmbeddingsRequest, EmbeddingsResponse } from '../../protocol/openai.js';
+import type { ChatCompletion, ChatRequest, EmbeddingsRequest, EmbeddingsResponse, Usage } from '../../protocol/openai.js';
+import { scanJsonShape } from '../../protocol/json-shape.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import { rawBodyOf, spliceModel } from '../../protocol/raw-body.js';
+import { splicedBody } from '../../protocol/raw-body.js';
 
 export interface OpenAICompatibleOptions {
   /** Path of chat completions under the base URL. */
@@ -52,7 +54,7 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
     // A buffered call: `stream` is false or absent (then the upstream's default, false) unless the client sent null.
     const body = req.stream === false || req.stream === undefined ? bodyWithModel(req, ctx.model) : JSON.stringify({ ...req, model: ctx.model, stream: false });
     const { raw, headers } = await this.http.postWhole(this.opts.chatPath(ctx.model) + this.query, body, ctx.signal);
-    return { response: parseJson<ChatCompletion>(raw, 'choices'), raw, headers };
+    return new ForwardedAnswer<ChatCompletion>(raw, headers, 'choices');
   }
 
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
@@ -69,7 +71,7 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
     const body = bodyWithModel(req, ctx.model);
     const { raw, headers } = await this.http.postWhole(this.opts.embeddingsPath(ctx.model) + this.query, body, ctx.signal);
-    return { response: parseJson<EmbeddingsResponse>(raw, 'data'), raw, headers };
+    return new ForwardedAnswer<EmbeddingsResponse>(raw, headers, 'data');
   }
 
   close(): Promise<void> {
@@ -89,11 +91,8 @@ const SSE_ACCEPT = { accept: 'text/event-stream' };
  * spread copy with a changed key set takes about three times as long.
  */
 export function bodyWithModel(req: { model: string }, model: string): string | Uint8Array {
-  const raw = rawBodyOf(req);
-  if (raw !== undefined) {
-    const spliced = spliceModel(raw, req.model, model);
-    if (spliced !== undefined) return spliced;
-  }
+  const spliced = splicedBody(req, model);
+  if (spliced !== undefined) return spliced;
   const asked = req.model;
   req.model = model;
   try {
@@ -104,18 +103,31 @@ export function bodyWithModel(req: { model: string }, model: string): string | U
 }
 const decoder = new TextDecoder();
 
-/** Parse a 2xx JSON body that must carry `field` as an array; anything else is a server fault. */
-export function parseJson<T>(raw: Uint8Array, field: string): T {
-  let value: unknown;
-  try {
-    value = JSON.parse(decoder.decode(raw));
-  } catch {
-    throw new UpstreamError({ category: 'server', message: 'upstream sent a malformed JSON body' });
+/**
+ * A 2xx answer forwarded as its bytes. Its shape is checked and its usage read
+ * at once (json-shape.ts: a malformed answer fails the attempt, so the executor
+ * can fail over); the full object is parsed only if somebody reads `response`
+ * (the in-process API), never on the server's path.
+ */
+export class ForwardedAnswer<T> {
+  readonly usage: Usage | null;
+  private parsed: T | undefined;
+
+  constructor(
+    readonly raw: Uint8Array,
+    readonly headers: UpstreamHeaders,
+    field: string,
+  ) {
+    const shape = scanJsonShape(raw, field);
+    if (shape === undefined) {
+      throw new UpstreamError({ category: 'server', message: `upstream sent a malformed answer (not a JSON object with a "${field}" array)` });
+    }
+    this.usage = shape.usage;
   }
-  if (!value || typeof value !== 'object' || !Array.isArray((value as Record<string, unknown>)[field])) {
-    throw new UpstreamError({ category: 'server', message: `upstream response has no "${field}" array` });
+
+  get response(): T {
+    return (this.parsed ??= JSON.parse(decoder.decode(this.raw)) as T);
   }
-  return value as T;
 }
 
 export function createOpenAIAdapter(provider: ProviderConfig, deps: AdapterDeps): ProviderAdapter {

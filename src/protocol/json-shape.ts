@@ -1,0 +1,156 @@
+/**
+ * The shape of a 2xx JSON answer that is forwarded byte for byte, checked
+ * without building it: one pass over the bytes tracks strings (escapes
+ * included) and bracket nesting, and notes where two top-level members start
+ * and end; the three counts of the `usage` member are then read in place.
+ *
+ * Why not JSON.parse: an OpenAI-compatible answer goes to the client as the
+ * upstream sent it, so the gateway needs only its usage (cost, token limits,
+ * trace) and the assurance that it is a whole JSON object carrying the
+ * expected array — not a tree of objects thrown away a microsecond later.
+ * Parsing the whole answer was the gateway's single largest cost on a
+ * buffered request. The full parse stays available (`parse`) for callers of
+ * the in-process API who read the body.
+ *
+ * What the scan proves: the bytes are one object whose brackets and strings
+ * are balanced and properly closed, with nothing but whitespace around it,
+ * and its top level has `field` holding an array. Bytes inside that framing
+ * (a misspelled literal, a bad number) are not checked; a truncated, HTML,
+ * empty or error-shaped answer is.
+ */
+import type { Usage } from './openai.js';
+
+export interface JsonShape {
+  /** The counts of the top-level `usage` member; null when absent or not an object. */
+  usage: Usage | null;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const OPEN_OBJ = 0x7b;
+const CLOSE_OBJ = 0x7d;
+const OPEN_ARR = 0x5b;
+const CLOSE_ARR = 0x5d;
+/** Deeper than any real answer; bounds the bracket stack. */
+const MAX_DEPTH = 256;
+
+const isWs = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/** Index of the quote closing the string whose opening quote is at `open`, or -1. */
+function stringEnd(b: Uint8Array, open: number): number {
+  let i = open;
+  for (;;) {
+    i = b.indexOf(QUOTE, i + 1);
+    if (i === -1) return -1;
+    // Escaped when preceded by an odd number of backslashes.
+    let k = i - 1;
+    while (b[k] === BACKSLASH) k--;
+    if ((i - 1 - k) % 2 === 0) return i;
+  }
+}
+
+/** True when the bytes from..to are exactly the ASCII `name`. */
+function keyIs(b: Uint8Array, from: number, to: number, name: string): boolean {
+  if (to - from !== name.length) return false;
+  for (let j = 0; j < name.length; j++) if (b[from + j] !== name.charCodeAt(j)) return false;
+  return true;
+}
+
+/**
+ * Checks `b` is a JSON object whose top level has `field` as an array, and
+ * returns its usage; undefined when it is not (the caller's malformed answer).
+ */
+export function scanJsonShape(b: Uint8Array, field: string): JsonShape | undefined {
+  const n = b.length;
+  let i = 0;
+  while (i < n && isWs(b[i]!)) i++;
+  if (b[i] !== OPEN_OBJ) return undefined;
+  const closers: number[] = [];
+  let hasField = false;
+  let usageFrom = -1;
+  let usageTo = -1;
+  for (; i < n; i++) {
+    const c = b[i]!;
+    if (c === QUOTE) {
+      const end = stringEnd(b, i);
+      if (end === -1) return undefined;
+      if (closers.length === 1) {
+        // A top-level string followed by ':' is a member name.
+        let j = end + 1;
+        while (j < n && isWs(b[j]!)) j++;
+        if (b[j] === COLON) {
+          const key = keyIs(b, i + 1, end, field) ? 1 : keyIs(b, i + 1, end, 'usage') ? 2 : 0;
+          j++;
+          while (j < n && isWs(b[j]!)) j++;
+          // A repeated member counts as JSON.parse would read it: the last one wins.
+          if (key === 1) hasField = b[j] === OPEN_ARR;
+          else if (key === 2) {
+            usageFrom = b[j] === OPEN_OBJ ? j : -1;
+            usageTo = -1;
+          }
+          i = j - 1; // the value is scanned next
+          continue;
+        }
+      }
+      i = end;
+    } else if (c === OPEN_OBJ || c === OPEN_ARR) {
+      if (closers.length === MAX_DEPTH) return undefined;
+      closers.push(c === OPEN_OBJ ? CLOSE_OBJ : CLOSE_ARR);
+    } else if (c === CLOSE_OBJ || c === CLOSE_ARR) {
+      if (closers.pop() !== c) return undefined;
+      if (closers.length === 1 && usageFrom !== -1 && usageTo === -1) usageTo = i + 1;
+      if (closers.length === 0) {
+        for (let j = i + 1; j < n; j++) if (!isWs(b[j]!)) return undefined;
+        if (!hasField) return undefined;
+        return { usage: usageOf(b, usageFrom, usageTo) };
+      }
+    }
+  }
+  return undefined; // never closed: truncated
+}
+
+/**
+ * The three counts of the usage object spanning from..to, read in place (the
+ * gateway needs nothing else of it: cost, token limits and the trace take
+ * these). A count that is not a plain non-negative number is left out.
+ */
+function usageOf(b: Uint8Array, from: number, to: number): Usage | null {
+  if (from === -1 || to === -1) return null;
+  let prompt: number | undefined;
+  let completion: number | undefined;
+  let total: number | undefined;
+  let depth = 0;
+  for (let i = from; i < to; i++) {
+    const c = b[i]!;
+    if (c === OPEN_OBJ || c === OPEN_ARR) depth++;
+    else if (c === CLOSE_OBJ || c === CLOSE_ARR) depth--;
+    else if (c === QUOTE) {
+      const end = stringEnd(b, i);
+      if (depth !== 1) {
+        i = end;
+        continue;
+      }
+      const which = keyIs(b, i + 1, end, 'prompt_tokens') ? 1 : keyIs(b, i + 1, end, 'completion_tokens') ? 2 : keyIs(b, i + 1, end, 'total_tokens') ? 3 : 0;
+      let j = end + 1;
+      while (isWs(b[j]!)) j++;
+      if (b[j] !== COLON) {
+        i = end; // a string value
+        continue;
+      }
+      j++;
+      while (isWs(b[j]!)) j++;
+      let n = 0;
+      const start = j;
+      for (; b[j]! >= 0x30 && b[j]! <= 0x39; j++) n = n * 10 + (b[j]! - 0x30);
+      const isCount = j > start && (b[j] === 0x2c || b[j] === CLOSE_OBJ || isWs(b[j]!));
+      if (isCount) {
+        if (which === 1) prompt = n;
+        else if (which === 2) completion = n;
+        else if (which === 3) total = n;
+      }
+      i = j - 1;
+    }
+  }
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } as Usage;
+}

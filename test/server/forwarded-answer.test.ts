@@ -1,0 +1,87 @@
+/**
+ * A 2xx answer from an OpenAI-compatible upstream reaches the client as the
+ * upstream's own bytes, with its usage read for the trace, and without the
+ * gateway building the object — but an answer that is not a whole JSON object
+ * with a `choices` array fails the attempt, so the request fails over.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startRawUpstream } from '../helpers/raw-upstream.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TraceRecord } from '../../src/observability/events.js';
+
+const GOOD = '{ "id":"chatcmpl-2","object":"chat.completion","created":1,"model":"m",\n "choices":[{"index":0,"message":{"role":"assistant","content":"fine \\"ok\\" }"},"finish_reason":"stop"}],\n "usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7} }';
+
+let open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const o of open.reverse()) await o.close();
+  open = [];
+});
+
+/** Provider `bad` answers 200 with `badBody`; provider `good` with GOOD. */
+async function setup(badBody: string): Promise<{ gw: TestGateway; traces: TraceRecord[]; hits: () => number }> {
+  const bad = await startRawUpstream((res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(badBody);
+  });
+  const good = await startRawUpstream((res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(GOOD);
+  });
+  const gw = await startGateway({
+    resilience: { maxRetries: 0, backoff: { baseMs: 1, maxMs: 1 } },
+    providers: [
+      { id: 'bad', type: 'openai', baseUrl: bad.url },
+      { id: 'good', type: 'openai', baseUrl: good.url },
+    ],
+    models: [{ name: 'chat', strategy: 'cost', deployments: [{ provider: 'bad', model: 'm1', price: { input: 1, output: 1 } }, { provider: 'good', model: 'm2', price: { input: 2, output: 2 } }] }],
+  });
+  open.push(bad, good, gw);
+  const traces: TraceRecord[] = [];
+  gw.gateway.bus.on('request', (t) => traces.push(t));
+  return { gw, traces, hits: () => good.hits.length };
+}
+
+const ask = (gw: TestGateway) =>
+  fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"chat","messages":[{"role":"user","content":"hi"}]}' });
+
+describe('a forwarded 2xx answer', () => {
+  it('goes to the client byte for byte, its usage in the trace', async () => {
+    const { gw, traces } = await setup(GOOD);
+    const res = await ask(gw);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(GOOD);
+    expect(res.headers.get('x-switchyard-deployment')).toBe('bad/m1');
+    expect(traces[0]!.usage).toEqual({ promptTokens: 5, completionTokens: 2 });
+    expect(traces[0]!.costUsd).toBeCloseTo((5 * 1 + 2 * 1) / 1e6, 12);
+  });
+
+  const malformed: [string, string][] = [
+    ['an HTML page', '<html><body>upstream proxy error</body></html>'],
+    ['an error object', '{"error":{"message":"overloaded","type":"server_error"}}'],
+    ['a cut-off object', '{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"par'],
+    ['an empty body', ''],
+  ];
+  for (const [what, body] of malformed) {
+    it(`fails the attempt and fails over when it is ${what}`, async () => {
+      const { gw, traces, hits } = await setup(body);
+      const res = await ask(gw);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe(GOOD);
+      expect(res.headers.get('x-switchyard-deployment')).toBe('good/m2');
+      expect(hits()).toBe(1);
+      expect(traces[0]!.attempts.map((a) => [a.provider, a.errorType])).toEqual([
+        ['bad', 'server'],
+        ['good', null],
+      ]);
+    });
+  }
+
+  it('is parsed for a caller of the in-process API only when it reads the body', async () => {
+    const { gw } = await setup(GOOD);
+    const r = await gw.gateway.chat({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] });
+    if (r.stream) throw new Error('expected a buffered answer');
+    expect(Buffer.from(r.raw!).toString()).toBe(GOOD);
+    expect(r.body.choices[0]!.message.content).toBe('fine "ok" }');
+    expect(r.body.usage).toEqual({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 });
+  });
+});
