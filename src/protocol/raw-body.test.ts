@@ -1,41 +1,53 @@
 import { describe, expect, it } from 'vitest';
-import { forgetRawBody, rawBodyOf, rememberRawBody, spliceModel } from './raw-body.js';
+import { forgetRawBody, rememberRawBody, splicedBody } from './raw-body.js';
 
-const b = (s: string) => Buffer.from(s);
+/** Parse `text` as the server does, keep its bytes, and splice `target` in. */
+function splice(text: string, target: string): string | undefined {
+  const parsed = JSON.parse(text) as { model: string };
+  rememberRawBody(parsed, Buffer.from(text), text);
+  return splicedBody(parsed, target)?.toString();
+}
 
-describe('spliceModel', () => {
+describe('splicedBody', () => {
   it('replaces a leading model, whatever follows', () => {
-    expect(spliceModel(b('{"model":"chat","messages":[]}'), 'chat', 'gpt-4o-mini')!.toString()).toBe('{"model":"gpt-4o-mini","messages":[]}');
-    expect(spliceModel(b('{"model":"chat"}'), 'chat', 'x')!.toString()).toBe('{"model":"x"}');
-    expect(spliceModel(b('{"model":"smärt","n":1}'), 'smärt', 'a/b "c"')!.toString()).toBe('{"model":"a/b \\"c\\"","n":1}');
+    expect(splice('{"model":"chat","messages":[]}', 'gpt-4o-mini')).toBe('{"model":"gpt-4o-mini","messages":[]}');
+    expect(splice('{"model":"chat"}', 'x')).toBe('{"model":"x"}');
+    expect(splice('{"model":"smärt","n":"é"}', 'a/b "c"')).toBe('{"model":"a/b \\"c\\"","n":"é"}');
+    expect(splice('{"model":"chat","n":1}', 'chat')).toBe('{"model":"chat","n":1}');
   });
 
   it('declines anything it cannot splice unambiguously', () => {
-    expect(spliceModel(b('{"messages":[],"model":"chat"}'), 'chat', 'x')).toBeUndefined(); // not first
-    expect(spliceModel(b('{ "model":"chat","n":1}'), 'chat', 'x')).toBeUndefined(); // whitespace
-    expect(spliceModel(b('{"model" : "chat","n":1}'), 'chat', 'x')).toBeUndefined();
-    expect(spliceModel(b('{"model":"chat2","n":1}'), 'chat', 'x')).toBeUndefined(); // a longer name
-    expect(spliceModel(b('{"model":"\\u0063hat","n":1}'), 'chat', 'x')).toBeUndefined(); // escaped
-    expect(spliceModel(b('{"model":"chat"'), 'chat', 'x')).toBeUndefined(); // truncated
+    expect(splice('{"messages":[],"model":"chat"}', 'x')).toBeUndefined(); // not first
+    expect(splice('{ "model":"chat","n":1}', 'x')).toBeUndefined(); // whitespace
+    expect(splice('{"model" : "chat","n":1}', 'x')).toBeUndefined();
+    expect(splice('{"model":"\\u0063hat","n":1}', 'x')).toBeUndefined(); // escaped
+    expect(splice('{"model":"ch\\"at","n":1}', 'x')).toBeUndefined();
+    expect(splice('{"model":"chat" ,"n":1}', 'x')).toBeUndefined();
   });
 
   it('declines a body with a second "model" anywhere, or any \\u escape (which could spell one)', () => {
-    expect(spliceModel(b('{"model":"chat","messages":[],"model":"chat"}'), 'chat', 'x')).toBeUndefined();
-    expect(spliceModel(b('{"model":"chat","messages":[],"mod\\u0065l":"chat"}'), 'chat', 'x')).toBeUndefined();
-    expect(spliceModel(b('{"model":"chat","messages":[{"role":"model","content":"hi"}]}'), 'chat', 'x')).toBeUndefined();
-    expect(spliceModel(b('{"model":"chat","messages":[{"role":"user","content":"caf\\u00e9"}]}'), 'chat', 'x')).toBeUndefined();
+    expect(splice('{"model":"chat","messages":[],"model":"chat"}', 'x')).toBeUndefined();
+    expect(splice('{"model":"chat","messages":[],"model":"other"}', 'x')).toBeUndefined();
+    expect(splice('{"model":"chat","messages":[],"mod\\u0065l":"chat"}', 'x')).toBeUndefined();
+    expect(splice('{"model":"chat","messages":[{"role":"model","content":"hi"}]}', 'x')).toBeUndefined();
+    expect(splice('{"model":"chat","messages":[{"role":"user","content":"caf\\u00e9"}]}', 'x')).toBeUndefined();
     // A mention inside content is escaped, so it does not count.
-    expect(spliceModel(b('{"model":"chat","messages":[{"role":"user","content":"the \\"model\\" key"}]}'), 'chat', 'x')).toBeDefined();
+    expect(splice('{"model":"chat","messages":[{"role":"user","content":"the \\"model\\" key"}]}', 'x')).toBe(
+      '{"model":"x","messages":[{"role":"user","content":"the \\"model\\" key"}]}',
+    );
   });
-});
 
-describe('rememberRawBody', () => {
-  it('belongs to the parsed object only: a copy derived from it has no bytes', () => {
-    const req = { model: 'chat', messages: [] as unknown[] };
-    rememberRawBody(req, b('{"model":"chat","messages":[]}'));
-    expect(rawBodyOf(req)).toBeDefined();
-    expect(rawBodyOf({ ...req, messages: [{ role: 'assistant', content: 'prefill' }] })).toBeUndefined();
+  it('belongs to the parsed object as it was: a derived copy, a changed model or a forgotten body get nothing', () => {
+    const text = '{"model":"chat","messages":[]}';
+    const req = JSON.parse(text) as { model: string; messages: unknown[] };
+    rememberRawBody(req, Buffer.from(text), text);
+    const derived: { model: string; messages: unknown[] } = { ...req, messages: [{ role: 'assistant', content: 'prefill' }] };
+    expect(splicedBody(derived, 'x')).toBeUndefined();
+    req.model = 'other';
+    expect(splicedBody(req, 'x')).toBeUndefined();
+    req.model = 'chat';
+    expect(splicedBody(req, 'x')).toBeDefined();
     forgetRawBody(req);
-    expect(rawBodyOf(req)).toBeUndefined();
+    expect(splicedBody(req, 'x')).toBeUndefined();
   });
 });

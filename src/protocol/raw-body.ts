@@ -4,18 +4,43 @@
  * those bytes with only the model changed, instead of re-serialising the whole
  * body — for a 100 KB prompt that is most of the gateway's own work.
  *
- * A WeakMap, not a property: a request derived from it (a resume's prefill
- * copy, `{ ...req, messages }`) is a different object and never inherits
- * bytes that no longer describe it.
+ * Only bodies that can be spliced unambiguously are kept: the body starts
+ * exactly `{"model":"ASKED"` (the model the first key, no whitespace or
+ * escapes: how SDKs serialise), and no other `"model"` and no `\u` escape
+ * appear anywhere. The last two matter: a second "model" key (JSON.parse keeps
+ * the last one, so routing saw it) would reach the upstream beside the spliced
+ * one, and an upstream that also keeps the last would run that name itself —
+ * the alias, perhaps a dearer model than the deployment's — instead of what
+ * the gateway chose. `\u` could spell such a key without the plain bytes.
+ * Anything else is re-serialised instead. The checks run once, on the decoded
+ * text at parse time; a splice is then one copy.
+ *
+ * A WeakMap, not a property: a request derived from the parsed one (a resume's
+ * prefill copy, `{ ...req, messages }`) is a different object and never
+ * inherits bytes that no longer describe it.
  */
-const RAW = new WeakMap<object, Uint8Array>();
-
-export function rememberRawBody(parsed: object, bytes: Uint8Array): void {
-  RAW.set(parsed, bytes);
+interface RawBody {
+  bytes: Buffer;
+  /** The model the bytes name: a splice is refused if the request's model was changed since. */
+  asked: string;
+  /** Byte offset just past the model's closing quote. */
+  tail: number;
 }
 
-export function rawBodyOf(parsed: object): Uint8Array | undefined {
-  return RAW.get(parsed);
+const RAW = new WeakMap<object, RawBody>();
+const LEAD = '{"model":"';
+
+/** Keep `bytes` (whose UTF-8 decoding is `text`) for `parsed`, when they can be spliced. */
+export function rememberRawBody(parsed: { model?: unknown }, bytes: Buffer, text: string): void {
+  if (!text.startsWith(LEAD)) return;
+  const close = text.indexOf('"', LEAD.length);
+  if (close === -1) return;
+  const next = text.charCodeAt(close + 1);
+  if (next !== 0x2c /* , */ && next !== 0x7d /* } */) return;
+  const asked = text.slice(LEAD.length, close);
+  if (parsed.model !== asked) return; // an escape in the name, or a later key won
+  if (text.indexOf('"model"', close) !== -1 || text.indexOf('\\u') !== -1) return;
+  RAW.set(parsed, { bytes, asked, tail: LEAD.length + Buffer.byteLength(asked) + 1 });
 }
 
 /** No attempt will send these bytes again (a committed stream resumes with a derived request): let them go. */
@@ -23,30 +48,27 @@ export function forgetRawBody(parsed: object): void {
   RAW.delete(parsed);
 }
 
-const MODEL_KEY = Buffer.from('{"model":');
-const MODEL_NAME = Buffer.from('"model"');
-const UNICODE_ESCAPE = Buffer.from('\\u');
+/** `{"model":"TARGET"` as bytes, per target: targets are the config's deployment models, few and fixed. */
+const LEADS = new Map<string, Buffer>();
+const MAX_LEADS = 1024;
 
-/**
- * `bytes` with the leading `{"model":"ASKED"` replaced by `{"model":"TARGET"`,
- * or undefined unless that is unambiguous: the body starts exactly so (the
- * model the first key, no whitespace or escapes: how SDKs serialise), and no
- * other `"model"` and no `\u` escape appear anywhere. The last two matter: a
- * second "model" key (JSON.parse keeps the last one, so routing saw ASKED too)
- * would reach the upstream beside the spliced one, and an upstream that also
- * keeps the last would run ASKED itself — the alias name, perhaps a dearer model
- * than the deployment's — instead of what the gateway chose. `\u` could spell
- * such a key without the plain bytes. Anything else is re-serialised instead.
- */
-export function spliceModel(bytes: Uint8Array, asked: string, target: string): Buffer | undefined {
-  const value = Buffer.from(JSON.stringify(asked));
-  const end = MODEL_KEY.length + value.length;
-  if (bytes.length <= end) return undefined;
-  const next = bytes[end];
-  if (next !== 0x2c /* , */ && next !== 0x7d /* } */) return undefined;
-  const b = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (MODEL_KEY.compare(b, 0, MODEL_KEY.length) !== 0 || value.compare(b, MODEL_KEY.length, end) !== 0) return undefined;
-  // Native scans (memmem): a few µs for a 100 KB prompt, far below re-serialising it.
-  if (b.indexOf(MODEL_NAME, end) !== -1 || b.indexOf(UNICODE_ESCAPE, end) !== -1) return undefined;
-  return Buffer.concat([MODEL_KEY, Buffer.from(JSON.stringify(target)), b.subarray(end)]);
+function leadFor(target: string): Buffer {
+  let lead = LEADS.get(target);
+  if (lead === undefined) {
+    lead = Buffer.from(`{"model":${JSON.stringify(target)}`);
+    if (LEADS.size < MAX_LEADS) LEADS.set(target, lead);
+  }
+  return lead;
+}
+
+/** The client's bytes for `parsed` with the model replaced by `target`, or undefined when they were not kept. */
+export function splicedBody(parsed: { model: string }, target: string): Buffer | undefined {
+  const raw = RAW.get(parsed);
+  if (raw === undefined || raw.asked !== parsed.model) return undefined;
+  const lead = leadFor(target);
+  const tail = raw.bytes.length - raw.tail;
+  const out = Buffer.allocUnsafe(lead.length + tail);
+  lead.copy(out, 0);
+  raw.bytes.copy(out, lead.length, raw.tail);
+  return out;
 }

@@ -100,6 +100,6 @@ export function parseJsonBody(buf: Buffer): unknown {
     throw invalidRequest(`Malformed JSON: ${(err as Error).message.slice(0, 200)}`);
   }
   if (nestsDeeperThan(value)) throw invalidRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
-  if (value !== null && typeof value === 'object') rememberRawBody(value, buf);
+  if (value !== null && typeof value === 'object') rememberRawBody(value, buf, text);
   return value;
 }
