@@ -12,17 +12,23 @@ import type { Signal } from '../core/signal.js';
 const SKIPS = new Set(['cooldown', 'circuit_open', 'throttled', 'skipped']);
 
 /**
- * ISO 8601 of an epoch-ms time. Requests arrive many to a millisecond under
- * load, so the last one is kept: formatting a Date is ~0.5 µs, a hit nothing.
+ * ISO 8601 of an epoch-ms time, without a Date per request: the text up to the
+ * seconds is kept for the current second (formatting a Date is ~1 µs; requests
+ * finish interleaved, so caching the last millisecond rarely hits), and the
+ * milliseconds come from a table.
  */
-let lastMs = Number.NaN;
-let lastIso = '';
+const MILLIS = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(3, '0')}Z`);
+let lastSecond = Number.NaN;
+let secondPrefix = '';
 export function isoTime(ms: number): string {
-  if (ms !== lastMs) {
-    lastIso = new Date(ms).toISOString();
-    lastMs = ms;
+  const t = Math.floor(ms);
+  const second = Math.floor(t / 1000);
+  if (second !== lastSecond) {
+    const iso = new Date(second * 1000).toISOString();
+    secondPrefix = iso.slice(0, iso.length - 4); // up to and including the '.'
+    lastSecond = second;
   }
-  return lastIso;
+  return secondPrefix + MILLIS[t - second * 1000]!;
 }
 
 export class RequestRun {
