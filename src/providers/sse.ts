@@ -20,22 +20,21 @@ export class SseParser {
 
   push(text: string): void {
     this.buf = this.buf.length === 0 ? text : this.buf + text;
-    let start = 0;
     const buf = this.buf;
+    let start = 0;
+    // Line ends are found with native searches (a per-character loop was the
+    // parser's whole cost); CR is looked for again only past the last one found,
+    // so a stream without CRs costs one failed search per push.
+    let cr = buf.indexOf('\r');
     for (;;) {
-      let nl = -1;
-      for (let i = start; i < buf.length; i++) {
-        const c = buf.charCodeAt(i);
-        if (c === 10 || c === 13) {
-          nl = i;
-          break;
-        }
-      }
+      if (cr !== -1 && cr < start) cr = buf.indexOf('\r', start);
+      let nl = buf.indexOf('\n', start);
+      if (cr !== -1 && (nl === -1 || cr < nl)) nl = cr;
       if (nl === -1) break;
       // A lone \r at the very end may be the first half of \r\n: wait for more.
-      if (buf.charCodeAt(nl) === 13 && nl === buf.length - 1) break;
+      if (nl === cr && nl === buf.length - 1) break;
       this.line(buf.slice(start, nl));
-      start = buf.charCodeAt(nl) === 13 && buf.charCodeAt(nl + 1) === 10 ? nl + 2 : nl + 1;
+      start = nl === cr && buf.charCodeAt(nl + 1) === 10 ? nl + 2 : nl + 1;
     }
     this.buf = start === 0 ? buf : buf.slice(start);
   }
