@@ -15,9 +15,11 @@
  * Anything else is re-serialised instead. The checks run once, on the decoded
  * text at parse time; a splice is then one copy.
  *
- * A WeakMap, not a property: a request derived from the parsed one (a resume's
- * prefill copy, `{ ...req, messages }`) is a different object and never
- * inherits bytes that no longer describe it.
+ * Kept on the parsed object under a non-enumerable symbol: a request derived
+ * from it (a resume's prefill copy, `{ ...req, messages }`) does not copy it,
+ * so it never inherits bytes that no longer describe it. (A WeakMap did the
+ * same, but its entries outlived young-generation GCs: every request's body
+ * bytes were promoted to the old space.)
  */
 interface RawBody {
   bytes: Buffer;
@@ -27,7 +29,8 @@ interface RawBody {
   tail: number;
 }
 
-const RAW = new WeakMap<object, RawBody>();
+const kRaw = Symbol('switchyard.rawBody');
+type Holder = { [kRaw]?: RawBody };
 const LEAD = '{"model":"';
 
 /** Keep `bytes` (whose UTF-8 decoding is `text`) for `parsed`, when they can be spliced. */
@@ -40,12 +43,12 @@ export function rememberRawBody(parsed: { model?: unknown }, bytes: Buffer, text
   const asked = text.slice(LEAD.length, close);
   if (parsed.model !== asked) return; // an escape in the name, or a later key won
   if (text.indexOf('"model"', close) !== -1 || text.indexOf('\\u') !== -1) return;
-  RAW.set(parsed, { bytes, asked, tail: LEAD.length + Buffer.byteLength(asked) + 1 });
+  Object.defineProperty(parsed, kRaw, { value: { bytes, asked, tail: LEAD.length + Buffer.byteLength(asked) + 1 }, writable: true, configurable: true });
 }
 
 /** No attempt will send these bytes again (a committed stream resumes with a derived request): let them go. */
 export function forgetRawBody(parsed: object): void {
-  RAW.delete(parsed);
+  if ((parsed as Holder)[kRaw] !== undefined) (parsed as Holder)[kRaw] = undefined;
 }
 
 /** `{"model":"TARGET"` as bytes, per target: targets are the config's deployment models, few and fixed. */
@@ -63,7 +66,7 @@ function leadFor(target: string): Buffer {
 
 /** The client's bytes for `parsed` with the model replaced by `target`, or undefined when they were not kept. */
 export function splicedBody(parsed: { model: string }, target: string): Buffer | undefined {
-  const raw = RAW.get(parsed);
+  const raw = (parsed as Holder)[kRaw];
   if (raw === undefined || raw.asked !== parsed.model) return undefined;
   const lead = leadFor(target);
   const tail = raw.bytes.length - raw.tail;
