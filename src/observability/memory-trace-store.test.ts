@@ -42,6 +42,26 @@ describe('MemoryTraceStore ring', () => {
     expect(s.query({}).map((t) => t.id)).toEqual(['b', 'c', 'late-finisher']);
   });
 
+  it('gives back ids and start times exactly, whether kept as numbers (UUIDs, canonical times) or as text', () => {
+    const s = new MemoryTraceStore(8);
+    const records = [
+      trace({ id: '0123abcd-4567-89ef-0123-456789abcdef', startedAt: '2026-11-30T05:00:00.007Z' }),
+      trace({ id: '0123ABCD-4567-89EF-0123-456789ABCDEF', startedAt: '2026-11-30T05:00:00.7Z' }),
+      trace({ id: 'client-chosen-id', startedAt: '2026-11-30T05:00:01.000+00:00' }),
+      trace({ id: 'ffffffff-ffff-ffff-ffff-ffffffffffff', startedAt: 'not a time' }),
+    ];
+    for (const r of records) s.add(r);
+    for (const r of records) expect(s.get(r.id)).toEqual(r);
+    expect(s.get('0123abcd-4567-89ef-0123-456789abcdee')).toBeUndefined();
+    expect(s.query({ limit: 10 }).map((t) => [t.id, t.startedAt])).toEqual([
+      ['client-chosen-id', '2026-11-30T05:00:01.000+00:00'],
+      ['0123ABCD-4567-89EF-0123-456789ABCDEF', '2026-11-30T05:00:00.7Z'],
+      ['0123abcd-4567-89ef-0123-456789abcdef', '2026-11-30T05:00:00.007Z'],
+      ['ffffffff-ffff-ffff-ffff-ffffffffffff', 'not a time'],
+    ]);
+    expect(s.query({ since: Date.parse('2026-11-30T05:00:00.500Z'), limit: 10 }).map((t) => t.id)).toEqual(['client-chosen-id', '0123ABCD-4567-89EF-0123-456789ABCDEF']);
+  });
+
   it('refuses a capacity that is not a positive integer', () => {
     expect(() => new MemoryTraceStore(0)).toThrow(RangeError);
     expect(() => new MemoryTraceStore(1.5)).toThrow(RangeError);

@@ -7,13 +7,16 @@
  * per request, the most expensive thing the gateway did after its two socket
  * writes (BENCHMARKS.md). Here a common record (at most one attempt, no
  * attempt message) becomes numbers in typed arrays and codes of interned
- * strings; only its id and start time stay as strings. Anything else (retries,
+ * strings, its start time a number and its id (a UUID, unless the client sent
+ * its own) four words: nothing of it is a heap object. Anything else (retries,
  * failures with messages, strings beyond the interner's bound) is kept as the
  * object itself. Reads rebuild records; they serve an admin endpoint, not the
  * request path, and may scan the whole ring (a few thousand comparisons).
  */
 import type { AttemptTrace, TraceRecord } from './events.js';
 import { Interner } from './interner.js';
+import { isoTime, isoTimeMs } from './iso-time.js';
+import { uuidToWords, wordsToUuid } from './compact-id.js';
 import { matchesFilter, parseStartedAt, resolveLimit, type TraceFilter, type TraceStore } from './trace-store.js';
 
 /** Interned string columns, per record (stride S). */
@@ -32,7 +35,10 @@ const FALLBACK = 1, STREAM = 2, RESUMED = 4, HAS_ATTEMPT = 8;
 const isInt = (v: number) => (v | 0) === v;
 
 export class MemoryTraceStore implements TraceStore {
+  /** Ids that are not UUIDs (undefined: the id is in `uuids`). */
   private readonly ids: (string | undefined)[];
+  private readonly uuids: Uint32Array;
+  /** Start times that are not in isoTime's form (undefined: `times` has it). */
   private readonly startedAt: (string | undefined)[];
   /** Records that are not stored by column (see the file comment); undefined for columnar ones. */
   private readonly objects: (TraceRecord | undefined)[];
@@ -50,6 +56,7 @@ export class MemoryTraceStore implements TraceStore {
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`trace capacity must be a positive integer, got ${capacity}`);
     this.ids = new Array<string | undefined>(capacity);
+    this.uuids = new Uint32Array(capacity * 4);
     this.startedAt = new Array<string | undefined>(capacity);
     this.objects = new Array<TraceRecord | undefined>(capacity);
     this.times = new Float64Array(capacity);
@@ -65,19 +72,26 @@ export class MemoryTraceStore implements TraceStore {
 
   add(t: TraceRecord): void {
     const slot = this.next;
-    this.ids[slot] = t.id;
-    this.startedAt[slot] = t.startedAt;
-    this.times[slot] = NaN;
+    this.ids[slot] = uuidToWords(t.id, this.uuids, slot * 4) ? undefined : t.id;
+    const ms = isoTimeMs(t.startedAt);
+    this.startedAt[slot] = Number.isNaN(ms) ? t.startedAt : undefined;
+    this.times[slot] = ms;
     this.objects[slot] = this.encode(slot, t) ? undefined : t;
     this.next = slot + 1 === this.capacity ? 0 : slot + 1;
     if (this.count < this.capacity) this.count++;
   }
 
   get(id: string): TraceRecord | undefined {
+    const q = new Uint32Array(4);
+    const isUuid = uuidToWords(id, q, 0);
+    const u = this.uuids;
     // Newest first: a repeated (client-supplied) id answers with its latest record.
     for (let k = 0, slot = this.next; k < this.count; k++) {
       slot = slot === 0 ? this.capacity - 1 : slot - 1;
-      if (this.ids[slot] === id) return this.record(slot);
+      const own = this.ids[slot];
+      const w = slot * 4;
+      const hit = own === undefined ? isUuid && u[w] === q[0] && u[w + 1] === q[1] && u[w + 2] === q[2] && u[w + 3] === q[3] : own === id;
+      if (hit) return this.record(slot);
     }
     return undefined;
   }
@@ -193,8 +207,8 @@ export class MemoryTraceStore implements TraceStore {
     }
     // Same key order as RequestRun.finish: the JSON a client reads looks the same either way.
     return {
-      id: this.ids[slot]!,
-      startedAt: this.startedAt[slot]!,
+      id: this.ids[slot] ?? wordsToUuid(this.uuids, slot * 4),
+      startedAt: this.startedAt[slot] ?? isoTime(this.times[slot]!),
       durationMs: this.num[n + DURATION]!,
       keyId: str(KEY),
       model: str(MODEL)!,
@@ -220,7 +234,7 @@ export class MemoryTraceStore implements TraceStore {
     };
   }
 
-  /** Epoch ms of a slot's start, parsed once; 0 for an unparsable timestamp (sorts last, fails any `since`). */
+  /** Epoch ms of a slot's start (a text not in isoTime's form parsed once); 0 for an unparsable one (sorts last, fails any `since`). */
   private time(slot: number): number {
     let ms = this.times[slot]!;
     if (Number.isNaN(ms)) this.times[slot] = ms = parseStartedAt(this.startedAt[slot]!);

@@ -8,28 +8,9 @@ import type { AttemptTrace, StreamOutcome, TraceRecord } from '../observability/
 import type { Candidate } from '../routing/chain.js';
 import type { Usage } from '../protocol/openai.js';
 import type { Signal } from '../core/signal.js';
+import { isoTime } from '../observability/iso-time.js';
 
 const SKIPS = new Set(['cooldown', 'circuit_open', 'throttled', 'skipped']);
-
-/**
- * ISO 8601 of an epoch-ms time, without a Date per request: the text up to the
- * seconds is kept for the current second (formatting a Date is ~1 µs; requests
- * finish interleaved, so caching the last millisecond rarely hits), and the
- * milliseconds come from a table.
- */
-const MILLIS = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(3, '0')}Z`);
-let lastSecond = Number.NaN;
-let secondPrefix = '';
-export function isoTime(ms: number): string {
-  const t = Math.floor(ms);
-  const second = Math.floor(t / 1000);
-  if (second !== lastSecond) {
-    const iso = new Date(second * 1000).toISOString();
-    secondPrefix = iso.slice(0, iso.length - 4); // up to and including the '.'
-    lastSecond = second;
-  }
-  return secondPrefix + MILLIS[t - second * 1000]!;
-}
 
 export class RequestRun {
   readonly attempts: AttemptTrace[] = [];

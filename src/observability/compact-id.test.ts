@@ -1,0 +1,21 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { uuidToWords, wordsToUuid } from './compact-id.js';
+
+describe('uuid words', () => {
+  it('round-trips lowercase UUIDs, at any offset', () => {
+    const out = new Uint32Array(12);
+    for (const id of [randomUUID(), randomUUID(), '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '0123abcd-4567-89ef-0123-456789abcdef']) {
+      expect(uuidToWords(id, out, 4)).toBe(true);
+      expect(wordsToUuid(out, 4)).toBe(id);
+    }
+  });
+
+  it('refuses anything else and writes nothing', () => {
+    const out = new Uint32Array(4).fill(7);
+    for (const id of ['', 'r1', '0123ABCD-4567-89ef-0123-456789abcdef', '0123abcd-4567-89ef-0123-456789abcdeg', '0123abcd_4567-89ef-0123-456789abcdef', '0123abcd-4567-89ef-0123-456789abcdef0', '0123abcd-4567-89ef-0123-456789abcdé']) {
+      expect(uuidToWords(id, out, 0), id).toBe(false);
+    }
+    expect([...out]).toEqual([7, 7, 7, 7]);
+  });
+});
