@@ -16,15 +16,37 @@ export type HeaderMap = Record<string, string | number>;
 const NOT_HEADER_SAFE = /[^\t\x20-\x7e]/;
 const headerSafe = (v: string): string => (NOT_HEADER_SAFE.test(v) ? encodeURIComponent(v) : v);
 
-export function routingHeaders(meta: RoutingMeta): HeaderMap {
-  return {
-    'x-request-id': meta.requestId,
-    'x-switchyard-deployment': headerSafe(meta.deployment),
-    'x-switchyard-selection': headerSafe(meta.selection),
-    'x-switchyard-attempts': meta.attempts,
-    'x-switchyard-fallback': meta.fallback ? 'true' : 'false',
-    'x-switchyard-overhead-ms': meta.overheadMs.toFixed(3),
-  };
+/** A header list as `writeHead` takes it flat (name, value, name, value…): no header object per response. */
+export type HeaderList = (string | number)[];
+
+/** Appends the routing headers to `head`. */
+export function pushRoutingHeaders(head: HeaderList, meta: RoutingMeta): HeaderList {
+  head.push(
+    'x-request-id',
+    meta.requestId,
+    'x-switchyard-deployment',
+    headerSafe(meta.deployment),
+    'x-switchyard-selection',
+    headerSafe(meta.selection),
+    'x-switchyard-attempts',
+    meta.attempts,
+    'x-switchyard-fallback',
+    meta.fallback ? 'true' : 'false',
+    'x-switchyard-overhead-ms',
+    meta.overheadMs.toFixed(3),
+  );
+  return head;
+}
+
+/** A routed 200: the JSON payload with the routing headers. */
+export function sendRouted(res: ServerResponse, payload: string | Uint8Array, meta: RoutingMeta): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength;
+  res.writeHead(200, pushRoutingHeaders(['content-type', 'application/json', 'content-length', length], meta));
+  res.end(payload);
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers?: HeaderMap): void {

@@ -10,7 +10,7 @@ import { GatewayError } from '../core/errors.js';
 import { Authenticator, presentedKey } from './auth.js';
 import { parseJsonBody, readBody } from './body.js';
 import { requestIdOf } from './request-id.js';
-import { routingHeaders, sendError, sendJson, sendRaw, type HeaderMap } from './respond.js';
+import { sendError, sendJson, sendRaw, sendRouted, type HeaderMap } from './respond.js';
 import { writeSse } from './sse.js';
 
 /** What the observability layer offers the server; all optional. */
@@ -120,27 +120,23 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
   }
 
   async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    requestIdOf(req.headers);
+    const requestId = requestIdOf(req.headers);
     const key = auth.authenticate(req.headers);
     const body = parseJsonBody(await readBody(req, maxBody));
-    const result = await gateway.chat(body, { key, headers: req.headers, onClientGone: whenClientLeaves(res) });
-    const headers = routingHeaders(result.meta);
+    const result = await gateway.chat(body, { key, headers: req.headers, requestId, onClientGone: whenClientLeaves(res) });
     if (result.stream) {
-      await writeSse(res, result, headers);
+      await writeSse(res, result, result.meta);
       return;
     }
-    if (result.raw) sendRaw(res, 200, result.raw, headers);
-    else sendJson(res, 200, result.body, headers);
+    sendRouted(res, result.raw ?? JSON.stringify(result.body), result.meta);
   }
 
   async function embeddings(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    requestIdOf(req.headers);
+    const requestId = requestIdOf(req.headers);
     const key = auth.authenticate(req.headers);
     const body = parseJsonBody(await readBody(req, maxBody));
-    const result = await gateway.embeddings(body, { key, headers: req.headers, onClientGone: whenClientLeaves(res) });
-    const headers = routingHeaders(result.meta);
-    if (result.raw) sendRaw(res, 200, result.raw, headers);
-    else sendJson(res, 200, result.body, headers);
+    const result = await gateway.embeddings(body, { key, headers: req.headers, requestId, onClientGone: whenClientLeaves(res) });
+    sendRouted(res, result.raw ?? JSON.stringify(result.body), result.meta);
   }
 
   return handle;

@@ -7,14 +7,11 @@ import type { ServerResponse } from 'node:http';
 import type { ChatCompletionChunk } from '../protocol/openai.js';
 import { RAW_JSON, type WithRaw } from '../providers/types.js';
 import { GatewayError } from '../core/errors.js';
-import type { HeaderMap } from './respond.js';
+import type { RoutingMeta } from '../core/request-meta.js';
+import { pushRoutingHeaders } from './respond.js';
 
 // No `connection` header: node writes keep-alive itself, or close while shutting down.
-const SSE_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-cache',
-  'x-accel-buffering': 'no',
-};
+const SSE_HEADERS = ['content-type', 'text/event-stream; charset=utf-8', 'cache-control', 'no-cache', 'x-accel-buffering', 'no'] as const;
 
 function drained(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
@@ -32,9 +29,9 @@ function drained(res: ServerResponse): Promise<void> {
 export async function writeSse(
   res: ServerResponse,
   stream: AsyncIterable<ChatCompletionChunk>,
-  headers: HeaderMap,
+  meta: RoutingMeta,
 ): Promise<'done' | 'error' | 'client_gone'> {
-  res.writeHead(200, { ...SSE_HEADERS, ...headers });
+  res.writeHead(200, pushRoutingHeaders([...SSE_HEADERS], meta));
   // Routing headers go out with the first chunk, in one write.
   try {
     for await (const chunk of stream) {
