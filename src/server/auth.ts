@@ -7,10 +7,15 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { KeyConfig } from '../config/types.js';
 import { GatewayError } from '../core/errors.js';
 
+const BEARER = /^Bearer\s+(.+)$/i;
+const visibleAscii = (c: number) => c > 32 && c < 127;
+
 export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
   const auth = headers.authorization;
   if (auth !== undefined) {
-    const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
+    // How every SDK sends it, checked without a regex; anything else goes the lenient way.
+    if (auth.startsWith('Bearer ') && visibleAscii(auth.charCodeAt(7)) && visibleAscii(auth.charCodeAt(auth.length - 1))) return auth.slice(7);
+    const m = BEARER.exec(auth.trim());
     if (m) return m[1]!.trim();
   }
   const x = headers['x-api-key'];
