@@ -47,6 +47,8 @@ export interface RequestContext {
   onClientGone?: (abort: () => void) => void;
   headers?: Record<string, string | string[] | undefined>;
   key?: KeyConfig | null;
+  /** The request id, when the caller already decided it (the server: requestIdOf); else taken from `headers` or made. */
+  requestId?: string;
 }
 
 const noop = () => {};
@@ -88,11 +90,11 @@ export class RequestLifecycle {
   ) {
     const { config, clock } = deps;
     const key = ctx.key ?? null;
-    const rid = header(ctx.headers, 'x-request-id');
+    const rid = ctx.requestId ?? header(ctx.headers, 'x-request-id');
     const now = clock.now();
     const controller = new Cancellation();
     this.run = new RequestRun(
-      rid && REQUEST_ID_RE.test(rid) ? rid : randomUUID(),
+      rid !== undefined && (rid === ctx.requestId || REQUEST_ID_RE.test(rid)) ? rid : randomUUID(),
       now,
       model,
       key?.id ?? null,

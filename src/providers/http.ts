@@ -57,6 +57,8 @@ export class HttpUpstream {
   private readonly clock: Clock;
   private readonly mapError: ErrorMapper;
   private readonly mergedHeaders = new WeakMap<Record<string, string>, Record<string, string>>();
+  /** Full request paths, built once per adapter path (a handful: one per route, or per model where the model is in the path). */
+  private readonly fullPaths = new Map<string, string>();
 
   constructor(baseUrl: string, opts: HttpUpstreamOptions) {
     const url = new URL(baseUrl);
@@ -82,10 +84,19 @@ export class HttpUpstream {
       // No closure over this scope in the exchange: it lives as long as the response (a stream: minutes), the body string need not.
       const exchange = new Exchange(this, signal, resolve, reject);
       this.pool.dispatch(
-        { method: 'POST', path: this.basePath + path, headers: extraHeaders ? this.withExtra(extraHeaders) : this.headers, body },
+        { method: 'POST', path: this.fullPath(path), headers: extraHeaders ? this.withExtra(extraHeaders) : this.headers, body },
         exchange,
       );
     });
+  }
+
+  private fullPath(path: string): string {
+    let full = this.fullPaths.get(path);
+    if (full === undefined) {
+      full = this.basePath + path;
+      if (this.fullPaths.size < 256) this.fullPaths.set(path, full);
+    }
+    return full;
   }
 
   /**
@@ -108,7 +119,7 @@ export class HttpUpstream {
     return new Promise<WholeResponse>((resolve, reject) => {
       if (signal.aborted) return reject(this.transportError(signal.reason, signal));
       this.pool.dispatch(
-        { method: 'POST', path: this.basePath + path, headers: extraHeaders ? this.withExtra(extraHeaders) : this.headers, body },
+        { method: 'POST', path: this.fullPath(path), headers: extraHeaders ? this.withExtra(extraHeaders) : this.headers, body },
         new WholeExchange(this, signal, resolve, reject),
       );
     });
