@@ -11,29 +11,26 @@ const DIGITS = '0123456789abcdef';
 /** Where the hyphens are in `8-4-4-4-12`. */
 const isHyphen = (i: number) => i === 8 || i === 13 || i === 18 || i === 23;
 
+const hex = (s: string, i: number): number => {
+  const c = s.charCodeAt(i);
+  return c < 128 ? HEX[c]! : -1;
+};
+/** Four hex digits at i as a number, or negative when any is not one. */
+const hex4 = (s: string, i: number): number => {
+  const a = hex(s, i), b = hex(s, i + 1), c = hex(s, i + 2), d = hex(s, i + 3);
+  return (a | b | c | d) < 0 ? -1 : (a << 12) | (b << 8) | (c << 4) | d;
+};
+
 /** Writes the lowercase UUID `id` into out[at..at+3]; false (nothing written) for any other text. */
 export function uuidToWords(id: string, out: Uint32Array, at: number): boolean {
-  if (id.length !== 36) return false;
-  let w0 = 0, w1 = 0, w2 = 0, w3 = 0;
-  let n = 0;
-  for (let i = 0; i < 36; i++) {
-    const c = id.charCodeAt(i);
-    if (isHyphen(i)) {
-      if (c !== 45) return false;
-      continue;
-    }
-    const v = c < 128 ? HEX[c]! : -1;
-    if (v < 0) return false;
-    if (n < 8) w0 = (w0 << 4) | v;
-    else if (n < 16) w1 = (w1 << 4) | v;
-    else if (n < 24) w2 = (w2 << 4) | v;
-    else w3 = (w3 << 4) | v;
-    n++;
-  }
-  out[at] = w0;
-  out[at + 1] = w1;
-  out[at + 2] = w2;
-  out[at + 3] = w3;
+  if (id.length !== 36 || id.charCodeAt(8) !== 45 || id.charCodeAt(13) !== 45 || id.charCodeAt(18) !== 45 || id.charCodeAt(23) !== 45) return false;
+  const g0 = hex4(id, 0), g1 = hex4(id, 4), g2 = hex4(id, 9), g3 = hex4(id, 14);
+  const g4 = hex4(id, 19), g5 = hex4(id, 24), g6 = hex4(id, 28), g7 = hex4(id, 32);
+  if ((g0 | g1 | g2 | g3 | g4 | g5 | g6 | g7) < 0) return false;
+  out[at] = (g0 << 16) | g1;
+  out[at + 1] = (g2 << 16) | g3;
+  out[at + 2] = (g4 << 16) | g5;
+  out[at + 3] = (g6 << 16) | g7;
   return true;
 }
 

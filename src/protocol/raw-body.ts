@@ -15,13 +15,16 @@
  * Anything else is re-serialised instead. The checks run once, on the decoded
  * text at parse time; a splice is then one copy.
  *
- * Kept on the parsed object under a non-enumerable symbol: a request derived
- * from it (a resume's prefill copy, `{ ...req, messages }`) does not copy it,
- * so it never inherits bytes that no longer describe it. (A WeakMap did the
- * same, but its entries outlived young-generation GCs: every request's body
- * bytes were promoted to the old space.)
+ * Kept on the parsed object under a symbol, with the object itself as the
+ * owner: a request derived from it (a resume's prefill copy, `{ ...req,
+ * messages }`) copies the property but is not the owner, so it never uses
+ * bytes that no longer describe it. (A WeakMap did the same, but its entries
+ * outlived young-generation GCs: every request's body bytes were promoted to
+ * the old space; a non-enumerable property costs a slow defineProperty.)
  */
 interface RawBody {
+  /** The parsed request these bytes are: a copy of it carries this record but is not its owner. */
+  owner: object;
   bytes: Buffer;
   /** The model the bytes name: a splice is refused if the request's model was changed since. */
   asked: string;
@@ -43,7 +46,7 @@ export function rememberRawBody(parsed: { model?: unknown }, bytes: Buffer, text
   const asked = text.slice(LEAD.length, close);
   if (parsed.model !== asked) return; // an escape in the name, or a later key won
   if (text.indexOf('"model"', close) !== -1 || text.indexOf('\\u') !== -1) return;
-  Object.defineProperty(parsed, kRaw, { value: { bytes, asked, tail: LEAD.length + Buffer.byteLength(asked) + 1 }, writable: true, configurable: true });
+  (parsed as Holder)[kRaw] = { owner: parsed, bytes, asked, tail: LEAD.length + Buffer.byteLength(asked) + 1 };
 }
 
 /** No attempt will send these bytes again (a committed stream resumes with a derived request): let them go. */
@@ -67,7 +70,7 @@ function leadFor(target: string): Buffer {
 /** The client's bytes for `parsed` with the model replaced by `target`, or undefined when they were not kept. */
 export function splicedBody(parsed: { model: string }, target: string): Buffer | undefined {
   const raw = (parsed as Holder)[kRaw];
-  if (raw === undefined || raw.asked !== parsed.model) return undefined;
+  if (raw === undefined || raw.owner !== parsed || raw.asked !== parsed.model) return undefined;
   const lead = leadFor(target);
   const tail = raw.bytes.length - raw.tail;
   const out = Buffer.allocUnsafe(lead.length + tail);
