@@ -13,7 +13,8 @@ export interface SseEvent {
 export class SseParser {
   readonly events: SseEvent[] = [];
   private buf = '';
-  private data: string[] = [];
+  /** The event's data so far (lines joined with \n); undefined: no data line yet. */
+  private data: string | undefined;
   private event: string | undefined;
   /** Comment lines seen (keep-alives); a stall detector may want them. */
   comments = 0;
@@ -33,7 +34,7 @@ export class SseParser {
       if (nl === -1) break;
       // A lone \r at the very end may be the first half of \r\n: wait for more.
       if (nl === cr && nl === buf.length - 1) break;
-      this.line(buf.slice(start, nl));
+      this.line(buf, start, nl);
       start = nl === cr && buf.charCodeAt(nl + 1) === 10 ? nl + 2 : nl + 1;
     }
     this.buf = start === 0 ? buf : buf.slice(start);
@@ -44,30 +45,34 @@ export class SseParser {
     // A held-back lone CR at the very end is a line end, not data.
     const rest = this.buf.charCodeAt(this.buf.length - 1) === 13 ? this.buf.slice(0, -1) : this.buf;
     this.buf = '';
-    if (rest.length > 0) this.line(rest);
+    if (rest.length > 0) this.line(rest, 0, rest.length);
     this.dispatch();
   }
 
-  private line(line: string): void {
-    if (line.length === 0) return this.dispatch();
-    if (line.charCodeAt(0) === 58 /* : */) {
+  /** The line buf[from, to): read in place, so a data line costs one slice (its value). */
+  private line(buf: string, from: number, to: number): void {
+    if (from === to) return this.dispatch();
+    if (buf.charCodeAt(from) === 58 /* : */) {
       this.comments++;
       return;
     }
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? '' : line.slice(colon + 1);
-    if (value.charCodeAt(0) === 32) value = value.slice(1);
-    if (field === 'data') this.data.push(value);
-    else if (field === 'event') this.event = value;
+    let colon = buf.indexOf(':', from);
+    if (colon === -1 || colon > to) colon = to;
+    let v = colon + 1;
+    if (v < to && buf.charCodeAt(v) === 32) v++;
+    const len = colon - from;
+    if (len === 4 && buf.startsWith('data', from)) {
+      const value = v >= to ? '' : buf.slice(v, to);
+      this.data = this.data === undefined ? value : `${this.data}\n${value}`;
+    } else if (len === 5 && buf.startsWith('event', from)) {
+      this.event = v >= to ? '' : buf.slice(v, to);
+    }
     // `id` and `retry` are irrelevant for one-shot upstream streams.
   }
 
   private dispatch(): void {
-    if (this.data.length > 0) {
-      this.events.push({ event: this.event, data: this.data.length === 1 ? this.data[0]! : this.data.join('\n') });
-    }
-    this.data = [];
+    if (this.data !== undefined) this.events.push({ event: this.event, data: this.data });
+    this.data = undefined;
     this.event = undefined;
   }
 }
