@@ -27,6 +27,7 @@ import type { UpstreamError } from './upstream-error.js';
 /** How long to wait for a usage chunk / clean close after `finish_reason`. */
 const FINISH_GRACE_MS = 1000;
 const MAX_RESUMES = 3;
+const DELIVERED_JOIN_EVERY = 64;
 
 export class StreamBrokenError extends GatewayError {
   constructor(readonly upstream: UpstreamError, deliveredChars: number, resumeNote: string) {
@@ -52,6 +53,8 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
   /** Content delivered so far, for a resume's prefill: pieces joined only when needed (a rope of thousands of tiny strings costs more). */
   private deliveredParts: string[] = [];
   private deliveredChars = 0;
+  /** deliveredParts before this index are joined blocks. */
+  private joinedParts = 0;
   private attemptChars = 0;
   private toolCalls = false;
   private finished = false;
@@ -76,6 +79,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
   private delivered(): string {
     const text = this.deliveredParts.join('');
     this.deliveredParts = [text];
+    this.joinedParts = 1;
     return text;
   }
 
@@ -224,6 +228,11 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
           this.attemptChars += d.content.length;
           if (this.o.cfg.streamResume && ch.index === 0) {
             this.deliveredParts.push(d.content);
+            // Every so many tiny pieces become one (never the whole text again: that would copy it over and over).
+            if (this.deliveredParts.length - this.joinedParts >= DELIVERED_JOIN_EVERY) {
+              this.deliveredParts.push(this.deliveredParts.splice(this.joinedParts).join(''));
+              this.joinedParts = this.deliveredParts.length;
+            }
             this.deliveredChars += d.content.length;
           }
         }

@@ -197,6 +197,35 @@ describe('stalls and cuts after the first token', () => {
     expect(r.usage!.completion_tokens).toBeGreaterThanOrEqual(WORDS.length - 3);
   });
 
+  it('a long answer cut after 150 pieces resumes with exactly the text delivered so far as the prefill', async () => {
+    const pieces = Array.from({ length: 150 }, (_, i) => `p${i} `);
+    const delivered = pieces.join('');
+    let prefill: string | undefined;
+    const { client, primary } = await setup({
+      primaryPrefill: true,
+      primary: async (res, hit, n) => {
+        sseHead(res);
+        res.write(chunk('p-model', { role: 'assistant', content: '' }));
+        if (n === 1) {
+          await writeWords(res, 'p-model', pieces);
+          await sleep(20);
+          res.destroy();
+          return;
+        }
+        const msgs = hit.body.messages as { role: string; content: string }[];
+        prefill = msgs[msgs.length - 1]!.content;
+        await writeWords(res, 'p-model', ['and the end.']);
+        res.write(chunk('p-model', {}, 'stop'));
+        res.end('data: [DONE]\n\n');
+      },
+    });
+    const r = await read(client);
+    expect(r.error).toBeUndefined();
+    expect(primary.hits).toHaveLength(2);
+    expect(prefill).toBe(delivered);
+    expect(r.text).toBe(`${delivered}and the end.`);
+  });
+
   it('a cut with no prefill-capable candidate is a clear error event, never a clean end', async () => {
     const { client, gw } = await setup({ primary: cutAfter3, secondary: 'fault' });
     const r = await read(client);
