@@ -74,5 +74,5 @@ export async function chatStream(
     },
     onEnd: () => life.finish(),
   });
-  return { stream: true, meta: metaOf(run), [Symbol.asyncIterator]: () => live[Symbol.asyncIterator]() };
+  return { stream: true, meta: metaOf(run), reader: live, [Symbol.asyncIterator]: () => live[Symbol.asyncIterator]() };
 }

@@ -28,6 +28,7 @@ import { KeyLimiter } from '../limits/key-limiter.js';
 import { estimateEmbeddingsTokens, estimateRequestTokens } from '../limits/estimate-tokens.js';
 import { systemClock, systemRandom, type Clock, type Random } from './clock.js';
 import { chatStream } from './chat-stream.js';
+import type { StreamReader } from './stream-reader.js';
 import { GatewayError } from './errors.js';
 import { exactTokensThreshold, RequestLifecycle, type LifecycleDeps, type RequestContext } from './request-lifecycle.js';
 import { metaOf, type RoutingMeta } from './request-meta.js';
@@ -56,6 +57,8 @@ export interface ChatResponse {
 export interface ChatStreamResponse extends AsyncIterable<ChatCompletionChunk> {
   stream: true;
   meta: RoutingMeta;
+  /** The same chunks read without a promise each (the server's SSE writer): iterate or read, not both. */
+  readonly reader?: StreamReader;
 }
 
 export interface EmbeddingsResult {

@@ -14,8 +14,9 @@
  */
 import type { ResilienceConfig } from '../config/types.js';
 import { GatewayError } from '../core/errors.js';
+import { STREAM_END, type StreamReader } from '../core/stream-reader.js';
 import type { ChatCompletionChunk, Usage } from '../protocol/openai.js';
-import { RAW_JSON, type WithRaw } from '../providers/types.js';
+import { isChunkPull, PULL_END, RAW_JSON, type WithRaw } from '../providers/types.js';
 import { AttemptAborted } from './abort.js';
 import type { Attempted } from './executor.js';
 import type { Health } from './health.js';
@@ -28,6 +29,13 @@ import type { UpstreamError } from './upstream-error.js';
 const FINISH_GRACE_MS = 1000;
 const MAX_RESUMES = 3;
 const DELIVERED_JOIN_EVERY = 64;
+
+/**
+ * unread: not read yet (the stall timer starts with the first read); pending: the attempt's held-back chunks; upstream: reading it; closing: the
+ * attempt is done (count its usage); complete/final: the answer is whole (the
+ * usage chunk, then the end); resuming: a continuation is being opened; over.
+ */
+type Phase = 'unread' | 'pending' | 'upstream' | 'closing' | 'complete' | 'final' | 'resuming' | 'over';
 
 export class StreamBrokenError extends GatewayError {
   constructor(readonly upstream: UpstreamError, deliveredChars: number, resumeNote: string) {
@@ -47,7 +55,7 @@ export interface LiveStreamOptions {
   onEnd(): void;
 }
 
-export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
+export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamReader {
   private cur: Attempted<Committed>;
   private readonly id: string;
   /** Content delivered so far, for a resume's prefill: pieces joined only when needed (a rope of thousands of tiny strings costs more). */
@@ -65,7 +73,26 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
   private continuation = false;
   private lastModel: string;
   private created: number;
-  private started = false;
+  private iterated = false;
+
+  /** Where reading stands (see `read`). */
+  private phase: Phase = 'unread';
+  /** Next of the current attempt's held-back chunks to deliver. */
+  private pi = 0;
+  private graceArmed = false;
+  /** The current attempt's upstream has ended (or thrown). */
+  private upstreamDone = false;
+  private resumes = 0;
+  /** The consumer holds the last chunk handed out: the stall timer is paused meanwhile. */
+  private holding = false;
+  /** An upstream `next()` in flight (iterators without `pull`), and its outcome once settled. */
+  private nextCall: Promise<void> | undefined;
+  private nextResult: { value: ChatCompletionChunk } | { end: true } | { error: unknown } | undefined;
+  /** A resume in flight: settles (never rejects) when `phase` has moved on. */
+  private resuming: Promise<void> | undefined;
+  /** The error `read` throws once the stream is over. */
+  private failure: { err: unknown } | undefined;
+  private closed = false;
 
   constructor(first: Attempted<Committed>, private readonly o: LiveStreamOptions) {
     this.cur = first;
@@ -83,119 +110,259 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
     return text;
   }
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<ChatCompletionChunk> {
-    if (this.started) throw new Error('a LiveStream can be iterated once');
-    this.started = true;
-    const { run } = this.o;
-    let resumes = 0;
-    let ok = false;
-    /** The current attempt's upstream iterator has ended (or thrown). */
-    let upstreamDone = false;
+  private startAttempt(): void {
+    this.cur.scope.arm(this.cur.candidate.deployment.timeouts.idleTimeoutMs, 'idle', 'upstream stream stalled');
+    this.graceArmed = false;
+    this.pi = 0;
+    this.phase = 'pending';
+  }
+
+  /**
+   * The next chunk for the client, without a promise when one is ready:
+   * STREAM_END when the stream is over, null when nothing is ready yet (await
+   * `wait()`, then read again). Throws once the stream failed (the stream is
+   * then over and released). A consumer that stops early calls `close()`.
+   */
+  read(): ChatCompletionChunk | typeof STREAM_END | null {
+    if (this.holding) {
+      this.holding = false;
+      this.cur.scope.release();
+    }
     try {
       for (;;) {
-        const { scope } = this.cur;
-        const c = this.cur.value;
-        scope.arm(this.cur.candidate.deployment.timeouts.idleTimeoutMs, 'idle', 'upstream stream stalled');
-        let graceArmed = false;
-        try {
-          for (const chunk of c.pending) {
-            const out = this.process(chunk);
-            if (out) {
-              // While the consumer holds a chunk (a slow client, backpressure) the stall timer may not fire.
-              scope.hold();
-              yield out;
-              scope.release();
+        switch (this.phase) {
+          case 'unread':
+            this.startAttempt();
+            break;
+          case 'pending': {
+            const c = this.cur.value;
+            while (this.pi < c.pending.length) {
+              const out = this.process(c.pending[this.pi++]!);
+              if (out) return this.hand(out);
             }
-          }
-          c.pending.length = 0;
-          upstreamDone = c.ended;
-          if (!c.ended) {
-            while (!(this.finished && this.attemptUsage)) {
-              const r = await c.iterator.next();
-              if (r.done) {
-                upstreamDone = true;
-                break;
-              }
-              scope.refresh();
-              const out = this.process(r.value);
-              if (out) {
-                scope.hold();
-                yield out;
-                scope.release();
-              }
-              if (this.finished && !graceArmed) {
-                graceArmed = true;
-                scope.arm(FINISH_GRACE_MS, 'idle', 'no usage after finish_reason');
-              }
-            }
-          }
-          this.closeAttempt();
-          break;
-        } catch (raw) {
-          upstreamDone = true;
-          const err = normalizeFailure(raw);
-          if (err instanceof AttemptAborted) throw err;
-          if (this.finished) {
-            // The answer was complete; only its epilogue (usage, [DONE]) went missing.
-            this.closeAttempt();
+            c.pending.length = 0;
+            this.pi = 0;
+            this.upstreamDone = c.ended;
+            this.phase = c.ended ? 'closing' : 'upstream';
             break;
           }
-          this.o.health.failure(this.cur.candidate.deployment.stateKey, false);
-          const trace = run.attempts[run.attempts.length - 1];
-          if (trace) {
-            trace.errorType = err.category;
-            trace.message = `after commit: ${err.label}`;
+          case 'upstream': {
+            if (this.finished && this.attemptUsage) {
+              this.phase = 'closing';
+              break;
+            }
+            const r = this.pullUpstream();
+            if (r === undefined) return null;
+            if (r === PULL_END) {
+              this.upstreamDone = true;
+              this.phase = 'closing';
+              break;
+            }
+            this.cur.scope.refresh();
+            const out = this.process(r);
+            if (this.finished && !this.graceArmed) {
+              this.graceArmed = true;
+              this.cur.scope.arm(FINISH_GRACE_MS, 'idle', 'no usage after finish_reason');
+            }
+            if (out) return this.hand(out);
+            break;
           }
-          this.closeAttempt();
-          // The broken attempt is over: its timer and its link to the request signal go now, not at the end.
-          this.cur.scope.dispose();
-          const note = this.resumeBlocker(resumes);
-          if (note) throw new StreamBrokenError(err, this.deliveredChars || this.attemptChars, note);
-          resumes++;
-          try {
-            this.cur = await this.o.resume(this.delivered());
-          } catch (resumeErr) {
-            if (resumeErr instanceof AttemptAborted) throw resumeErr;
-            // A candidate refusing the prefill is not the story: the cut is.
-            throw new StreamBrokenError(err, this.deliveredChars, 'no candidate could continue it');
-          }
-          run.resumed = true;
-          this.continuation = true;
+          case 'closing':
+            this.closeAttempt();
+            this.phase = 'complete';
+            break;
+          case 'complete':
+            this.o.run.usage = { ...this.totals };
+            this.phase = 'final';
+            if (this.o.includeUsage) return this.usageOut();
+            break;
+          case 'final':
+            this.o.run.streamOutcome = this.o.run.resumed ? 'resumed' : 'completed';
+            this.end(true);
+            return STREAM_END;
+          case 'resuming':
+            return null;
+          case 'over':
+            if (this.failure) {
+              const { err } = this.failure;
+              this.failure = undefined;
+              throw err;
+            }
+            return STREAM_END;
         }
       }
-      ok = true;
-      run.usage = { ...this.totals };
-      if (this.o.includeUsage) yield this.usageOut();
-      run.streamOutcome = run.resumed ? 'resumed' : 'completed';
-    } catch (err) {
-      run.streamOutcome = err instanceof AttemptAborted && err.kind === 'client' ? 'client_aborted' : 'broken';
-      if (err instanceof GatewayError) {
-        run.errorCode = err.code;
-      }
-      run.usage = { ...this.totals };
-      throw err;
-    } finally {
-      const { scope } = this.cur;
-      const { iterator } = this.cur.value;
-      if (ok && !upstreamDone) {
-        // The answer is complete, but the upstream's body is not: `[DONE]` and the
-        // body's end normally follow at once. Read them in the background, within
-        // the grace period, rather than abandon the body mid-way — that costs the
-        // keep-alive connection (a new TCP connection for a later request) and
-        // two errors with stack traces, on every stream.
-        scope.arm(FINISH_GRACE_MS, 'idle', 'upstream did not end its stream');
-        void drain(iterator).finally(() => scope.dispose());
-      } else {
-        // Release the upstream whatever happened (client gone, failure). A no-op if it ended.
-        void iterator.return?.(undefined)?.catch(() => {});
-        scope.dispose();
-      }
-      if (!ok) {
-        run.streamOutcome ??= 'client_aborted';
-        run.usage ??= { ...this.totals };
-      }
-      this.o.onEnd();
+    } catch (raw) {
+      return this.failed(raw);
     }
+  }
+
+  /** Resolves (never rejects) when `read` may have more: upstream data, or a resume settled. */
+  wait(): Promise<void> {
+    if (this.phase === 'resuming') return this.resuming!;
+    if (this.phase !== 'upstream') return Promise.resolve();
+    const it = this.cur.value.iterator;
+    if (isChunkPull(it)) return it.ready();
+    return this.nextCall ?? Promise.resolve();
+  }
+
+  /** The consumer stopped early (client gone): release the upstream and end the stream. Idempotent. */
+  close(): void {
+    this.closed = true;
+    if (this.phase === 'final') {
+      // Stopped right after the usage chunk: the answer was complete.
+      this.o.run.streamOutcome = this.o.run.resumed ? 'resumed' : 'completed';
+      this.end(true);
+    } else if (this.phase !== 'over') this.end(false);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<ChatCompletionChunk> {
+    if (this.iterated) throw new Error('a LiveStream can be iterated once');
+    this.iterated = true;
+    return {
+      next: async (): Promise<IteratorResult<ChatCompletionChunk>> => {
+        for (;;) {
+          const c = this.read();
+          if (c === STREAM_END) return { value: undefined, done: true };
+          if (c !== null) return { value: c, done: false };
+          await this.wait();
+        }
+      },
+      return: async (): Promise<IteratorResult<ChatCompletionChunk>> => {
+        this.close();
+        return { value: undefined, done: true };
+      },
+    };
+  }
+
+  /** Hand a chunk to the consumer: while it holds it (a slow client, backpressure) the stall timer may not fire. */
+  private hand(chunk: ChatCompletionChunk): ChatCompletionChunk {
+    this.cur.scope.hold();
+    this.holding = true;
+    return chunk;
+  }
+
+  /** The upstream's next chunk if it has one ready; PULL_END; undefined to wait. Throws its failure. */
+  private pullUpstream(): ChatCompletionChunk | typeof PULL_END | undefined {
+    const it = this.cur.value.iterator;
+    if (isChunkPull(it)) return it.pull();
+    const r = this.nextResult;
+    if (r !== undefined) {
+      this.nextResult = undefined;
+      if ('error' in r) throw r.error;
+      return 'end' in r ? PULL_END : r.value;
+    }
+    this.nextCall ??= it.next().then(
+      (x) => {
+        this.nextCall = undefined;
+        this.nextResult = x.done ? { end: true } : { value: x.value };
+      },
+      (error: unknown) => {
+        this.nextCall = undefined;
+        this.nextResult = { error };
+      },
+    );
+    return undefined;
+  }
+
+  /** The current attempt threw: finish on a complete answer, resume, or end the stream with the error. */
+  private failed(raw: unknown): null {
+    const run = this.o.run;
+    if (this.phase === 'over') throw raw;
+    this.upstreamDone = true;
+    const err = normalizeFailure(raw);
+    if (err instanceof AttemptAborted) return this.fail(err);
+    if (this.finished) {
+      // The answer was complete; only its epilogue (usage, [DONE]) went missing.
+      this.closeAttempt();
+      this.phase = 'complete';
+      return null;
+    }
+    this.o.health.failure(this.cur.candidate.deployment.stateKey, false);
+    const trace = run.attempts[run.attempts.length - 1];
+    if (trace) {
+      trace.errorType = err.category;
+      trace.message = `after commit: ${err.label}`;
+    }
+    this.closeAttempt();
+    // The broken attempt is over: its timer and its link to the request signal go now, not at the end.
+    this.cur.scope.dispose();
+    const note = this.resumeBlocker(this.resumes);
+    if (note) return this.fail(new StreamBrokenError(err, this.deliveredChars || this.attemptChars, note));
+    this.resumes++;
+    this.phase = 'resuming';
+    this.resuming = this.o.resume(this.delivered()).then(
+      (next) => {
+        this.resuming = undefined;
+        if (this.closed) {
+          // The consumer left while the continuation was being opened: release it too.
+          void next.value.iterator.return?.(undefined)?.catch(() => {});
+          next.scope.dispose();
+          return;
+        }
+        this.cur = next;
+        run.resumed = true;
+        this.continuation = true;
+        this.upstreamDone = false;
+        this.startAttempt();
+      },
+      (resumeErr: unknown) => {
+        this.resuming = undefined;
+        if (this.closed) return;
+        // A candidate refusing the prefill is not the story: the cut is.
+        this.failLater(resumeErr instanceof AttemptAborted ? resumeErr : new StreamBrokenError(err, this.deliveredChars, 'no candidate could continue it'));
+      },
+    );
+    return null;
+  }
+
+  /** End the stream with `err`: thrown now. */
+  private fail(err: unknown): never {
+    this.failLater(err);
+    this.phase = 'over';
+    const f = this.failure!;
+    this.failure = undefined;
+    throw f.err;
+  }
+
+  /** End the stream with `err`, thrown by the next `read`. */
+  private failLater(err: unknown): void {
+    const run = this.o.run;
+    run.streamOutcome = err instanceof AttemptAborted && err.kind === 'client' ? 'client_aborted' : 'broken';
+    if (err instanceof GatewayError) run.errorCode = err.code;
+    run.usage = { ...this.totals };
+    this.failure = { err };
+    this.end(false);
+  }
+
+  /** The stream is over (once): release or drain the upstream, settle the request. */
+  private end(ok: boolean): void {
+    if (this.phase === 'over') return;
+    this.phase = 'over';
+    if (this.holding) {
+      this.holding = false;
+      this.cur.scope.release();
+    }
+    const run = this.o.run;
+    const { scope } = this.cur;
+    const { iterator } = this.cur.value;
+    if (ok && !this.upstreamDone) {
+      // The answer is complete, but the upstream's body is not: `[DONE]` and the
+      // body's end normally follow at once. Read them in the background, within
+      // the grace period, rather than abandon the body mid-way — that costs the
+      // keep-alive connection (a new TCP connection for a later request) and
+      // two errors with stack traces, on every stream.
+      scope.arm(FINISH_GRACE_MS, 'idle', 'upstream did not end its stream');
+      void drain(iterator, this.nextCall).finally(() => scope.dispose());
+    } else {
+      // Release the upstream whatever happened (client gone, failure). A no-op if it ended.
+      void iterator.return?.(undefined)?.catch(() => {});
+      scope.dispose();
+    }
+    if (!ok) {
+      run.streamOutcome ??= 'client_aborted';
+      run.usage ??= { ...this.totals };
+    }
+    this.o.onEnd();
   }
 
   private resumeBlocker(resumes: number): string | null {
@@ -287,8 +454,9 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk> {
 }
 
 /** Read an upstream to its end, ignoring what it says; a failure (the grace timer's abort included) ends it too. */
-async function drain(iterator: AsyncIterator<unknown>): Promise<void> {
+async function drain(iterator: AsyncIterator<unknown>, inFlight: Promise<void> | undefined): Promise<void> {
   try {
+    await inFlight;
     while (!(await iterator.next()).done);
   } catch {
     // Ended all the same: the adapter released the socket when it threw.

@@ -7,6 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { ChatCompletionChunk } from '../protocol/openai.js';
 import { RAW_JSON, type WithRaw } from '../providers/types.js';
 import { GatewayError } from '../core/errors.js';
+import { STREAM_END, type StreamReader } from '../core/stream-reader.js';
 import type { RoutingMeta } from '../core/request-meta.js';
 import { pushRoutingHeaders } from './respond.js';
 
@@ -28,17 +29,23 @@ function drained(res: ServerResponse): Promise<void> {
 /** Returns how the stream ended, for logging: 'done' | 'error' | 'client_gone'. */
 export async function writeSse(
   res: ServerResponse,
-  stream: AsyncIterable<ChatCompletionChunk>,
+  stream: AsyncIterable<ChatCompletionChunk> & { reader?: StreamReader },
   meta: RoutingMeta,
 ): Promise<'done' | 'error' | 'client_gone'> {
   res.writeHead(200, pushRoutingHeaders([...SSE_HEADERS], meta));
   // Routing headers go out with the first chunk, in one write.
+  const reader = stream.reader ?? iterate(stream);
   try {
-    for await (const chunk of stream) {
+    for (;;) {
+      const chunk = reader.read();
+      if (chunk === null) {
+        await reader.wait();
+        continue;
+      }
+      if (chunk === STREAM_END) break;
       if (res.destroyed) return 'client_gone';
       const raw = (chunk as WithRaw<ChatCompletionChunk>)[RAW_JSON];
-      const ok = res.write(`data: ${raw ?? JSON.stringify(chunk)}\n\n`);
-      if (!ok) await drained(res);
+      if (!res.write(`data: ${raw ?? JSON.stringify(chunk)}\n\n`)) await drained(res);
     }
     if (res.destroyed) return 'client_gone';
     res.end('data: [DONE]\n\n');
@@ -49,5 +56,45 @@ export async function writeSse(
     // An error event, never a silent close: OpenAI SDKs raise it as an APIError.
     res.end(`data: ${JSON.stringify(e.toBody())}\n\n`);
     return 'error';
+  } finally {
+    // Stopped early (client gone): the stream releases its upstream. A no-op once it ended.
+    reader.close();
   }
+}
+
+/** A StreamReader over any async iterable (in-process streams without a reader of their own). */
+function iterate(stream: AsyncIterable<ChatCompletionChunk>): StreamReader {
+  const it = stream[Symbol.asyncIterator]();
+  let settled: IteratorResult<ChatCompletionChunk> | { error: unknown } | undefined;
+  let pending: Promise<void> | undefined;
+  let over = false;
+  return {
+    read() {
+      if (settled === undefined) {
+        pending ??= it.next().then(
+          (r) => void (settled = r),
+          (error: unknown) => void (settled = { error }),
+        );
+        return null;
+      }
+      const r = settled;
+      settled = undefined;
+      pending = undefined;
+      if ('error' in r) {
+        over = true;
+        throw r.error;
+      }
+      if (r.done) {
+        over = true;
+        return STREAM_END;
+      }
+      return r.value;
+    },
+    wait: () => pending ?? Promise.resolve(),
+    close() {
+      if (over) return;
+      over = true;
+      void it.return?.()?.catch(() => {});
+    },
+  };
 }

@@ -4,7 +4,7 @@
  */
 import { SseParser } from '../sse.js';
 import type { TextSource } from '../http.js';
-import { RAW_JSON, type ChunkStream, type UpstreamHeaders, type WithRaw } from '../types.js';
+import { PULL_END, RAW_JSON, type ChunkPull, type ChunkStream, type UpstreamHeaders, type WithRaw } from '../types.js';
 import type { ChatCompletionChunk } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { categorize, parseErrorBody } from '../../resilience/classify.js';
@@ -17,7 +17,7 @@ const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true };
  * promise — not a chain of suspended async generators and the last event's
  * objects they still reference (see TextSource).
  */
-export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatCompletionChunk> {
+export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatCompletionChunk>, ChunkPull {
   malformed = 0;
   private readonly parser = new SseParser();
   /** Chunks parsed and not yet handed out. */
@@ -44,6 +44,15 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
   }
 
   async next(): Promise<IteratorResult<ChatCompletionChunk>> {
+    for (;;) {
+      const value = this.pull();
+      if (value === PULL_END) return DONE;
+      if (value !== undefined) return { value, done: false };
+      await this.src.wait();
+    }
+  }
+
+  pull(): ChatCompletionChunk | typeof PULL_END | undefined {
     try {
       for (;;) {
         if (this.qi < this.queue.length) {
@@ -52,14 +61,14 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
             this.queue.length = 0;
             this.qi = 0;
           }
-          return { value, done: false };
+          return value;
         }
         if (this.failure !== undefined) {
           const err = this.failure;
           this.failure = undefined;
           throw err;
         }
-        if (this.over) return DONE;
+        if (this.over) return PULL_END;
         const text = this.src.read();
         if (text !== null) {
           if (!this.sawDone && text.length > 0) {
@@ -69,13 +78,17 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
         } else if (this.src.done) {
           this.end();
         } else {
-          await this.src.wait();
+          return undefined;
         }
       }
     } catch (err) {
       this.close();
       throw err;
     }
+  }
+
+  ready(): Promise<void> {
+    return this.src.wait();
   }
 
   async return(): Promise<IteratorResult<ChatCompletionChunk>> {
