@@ -58,7 +58,7 @@ export interface ChatStreamResponse extends AsyncIterable<ChatCompletionChunk> {
   stream: true;
   meta: RoutingMeta;
   /** The same chunks read without a promise each (the server's SSE writer): iterate or read, not both. */
-  readonly reader?: StreamReader;
+  readonly reader: StreamReader;
 }
 
 export interface EmbeddingsResult {

@@ -15,6 +15,7 @@ import type {
   Usage,
 } from '../protocol/openai.js';
 import type { Signal } from '../core/signal.js';
+import type { PULL_END } from '../core/iterator-pull.js';
 
 export type UpstreamHeaders = Record<string, string | string[] | undefined>;
 
@@ -51,16 +52,13 @@ export interface ChunkStream extends AsyncIterable<ChatCompletionChunk> {
   readonly malformed: number;
 }
 
-/** `pull` has nothing more: the stream is over. */
-export const PULL_END: unique symbol = Symbol('switchyard.pullEnd');
-
 /**
  * Chunks read without a promise each: `pull` returns what is ready now and
  * `ready` resolves (never rejects) when pulling again may give more. A stream
  * between two events then holds one pending promise, not a chain of them —
  * for thousands of slow streams, the difference between young garbage and
  * objects the GC copies and promotes. The iterator of an OpenAI-format
- * stream offers it; other adapters' iterators are read with `next()`.
+ * stream offers it; other adapters' iterators are read through IteratorPull.
  */
 export interface ChunkPull {
   /** The next chunk, PULL_END when the stream is over, or undefined: nothing yet (await `ready`). Throws the stream's failure. */

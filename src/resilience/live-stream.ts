@@ -16,7 +16,8 @@ import type { ResilienceConfig } from '../config/types.js';
 import { GatewayError } from '../core/errors.js';
 import { STREAM_END, type StreamReader } from '../core/stream-reader.js';
 import type { ChatCompletionChunk, Usage } from '../protocol/openai.js';
-import { isChunkPull, PULL_END, RAW_JSON, type WithRaw } from '../providers/types.js';
+import { isChunkPull, RAW_JSON, type ChunkPull, type WithRaw } from '../providers/types.js';
+import { IteratorPull, PULL_END } from '../core/iterator-pull.js';
 import { AttemptAborted } from './abort.js';
 import type { Attempted } from './executor.js';
 import type { Health } from './health.js';
@@ -85,9 +86,8 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
   private resumes = 0;
   /** The consumer holds the last chunk handed out: the stall timer is paused meanwhile. */
   private holding = false;
-  /** An upstream `next()` in flight (iterators without `pull`), and its outcome once settled. */
-  private nextCall: Promise<void> | undefined;
-  private nextResult: { value: ChatCompletionChunk } | { end: true } | { error: unknown } | undefined;
+  /** The current attempt's upstream, read pull-style. */
+  private src: ChunkPull | IteratorPull<ChatCompletionChunk> | undefined;
   /** A resume in flight: settles (never rejects) when `phase` has moved on. */
   private resuming: Promise<void> | undefined;
   /** The error `read` throws once the stream is over. */
@@ -111,6 +111,8 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
   }
 
   private startAttempt(): void {
+    const it = this.cur.value.iterator;
+    this.src = isChunkPull(it) ? it : new IteratorPull(it);
     this.cur.scope.arm(this.cur.candidate.deployment.timeouts.idleTimeoutMs, 'idle', 'upstream stream stalled');
     this.graceArmed = false;
     this.pi = 0;
@@ -151,7 +153,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
               this.phase = 'closing';
               break;
             }
-            const r = this.pullUpstream();
+            const r = this.src!.pull();
             if (r === undefined) return null;
             if (r === PULL_END) {
               this.upstreamDone = true;
@@ -200,9 +202,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
   wait(): Promise<void> {
     if (this.phase === 'resuming') return this.resuming!;
     if (this.phase !== 'upstream') return Promise.resolve();
-    const it = this.cur.value.iterator;
-    if (isChunkPull(it)) return it.ready();
-    return this.nextCall ?? Promise.resolve();
+    return this.src!.ready();
   }
 
   /** The consumer stopped early (client gone): release the upstream and end the stream. Idempotent. */
@@ -239,29 +239,6 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     this.cur.scope.hold();
     this.holding = true;
     return chunk;
-  }
-
-  /** The upstream's next chunk if it has one ready; PULL_END; undefined to wait. Throws its failure. */
-  private pullUpstream(): ChatCompletionChunk | typeof PULL_END | undefined {
-    const it = this.cur.value.iterator;
-    if (isChunkPull(it)) return it.pull();
-    const r = this.nextResult;
-    if (r !== undefined) {
-      this.nextResult = undefined;
-      if ('error' in r) throw r.error;
-      return 'end' in r ? PULL_END : r.value;
-    }
-    this.nextCall ??= it.next().then(
-      (x) => {
-        this.nextCall = undefined;
-        this.nextResult = x.done ? { end: true } : { value: x.value };
-      },
-      (error: unknown) => {
-        this.nextCall = undefined;
-        this.nextResult = { error };
-      },
-    );
-    return undefined;
   }
 
   /** The current attempt threw: finish on a complete answer, resume, or end the stream with the error. */
@@ -352,7 +329,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
       // keep-alive connection (a new TCP connection for a later request) and
       // two errors with stack traces, on every stream.
       scope.arm(FINISH_GRACE_MS, 'idle', 'upstream did not end its stream');
-      void drain(iterator, this.nextCall).finally(() => scope.dispose());
+      void drain(iterator, this.src instanceof IteratorPull ? this.src.inFlight : undefined).finally(() => scope.dispose());
     } else {
       // Release the upstream whatever happened (client gone, failure). A no-op if it ended.
       void iterator.return?.(undefined)?.catch(() => {});

@@ -29,12 +29,12 @@ function drained(res: ServerResponse): Promise<void> {
 /** Returns how the stream ended, for logging: 'done' | 'error' | 'client_gone'. */
 export async function writeSse(
   res: ServerResponse,
-  stream: AsyncIterable<ChatCompletionChunk> & { reader?: StreamReader },
+  stream: { reader: StreamReader },
   meta: RoutingMeta,
 ): Promise<'done' | 'error' | 'client_gone'> {
   res.writeHead(200, pushRoutingHeaders([...SSE_HEADERS], meta));
   // Routing headers go out with the first chunk, in one write.
-  const reader = stream.reader ?? iterate(stream);
+  const { reader } = stream;
   try {
     for (;;) {
       const chunk = reader.read();
@@ -60,41 +60,4 @@ export async function writeSse(
     // Stopped early (client gone): the stream releases its upstream. A no-op once it ended.
     reader.close();
   }
-}
-
-/** A StreamReader over any async iterable (in-process streams without a reader of their own). */
-function iterate(stream: AsyncIterable<ChatCompletionChunk>): StreamReader {
-  const it = stream[Symbol.asyncIterator]();
-  let settled: IteratorResult<ChatCompletionChunk> | { error: unknown } | undefined;
-  let pending: Promise<void> | undefined;
-  let over = false;
-  return {
-    read() {
-      if (settled === undefined) {
-        pending ??= it.next().then(
-          (r) => void (settled = r),
-          (error: unknown) => void (settled = { error }),
-        );
-        return null;
-      }
-      const r = settled;
-      settled = undefined;
-      pending = undefined;
-      if ('error' in r) {
-        over = true;
-        throw r.error;
-      }
-      if (r.done) {
-        over = true;
-        return STREAM_END;
-      }
-      return r.value;
-    },
-    wait: () => pending ?? Promise.resolve(),
-    close() {
-      if (over) return;
-      over = true;
-      void it.return?.()?.catch(() => {});
-    },
-  };
 }

@@ -4,7 +4,8 @@
  */
 import { SseParser } from '../sse.js';
 import type { TextSource } from '../http.js';
-import { PULL_END, RAW_JSON, type ChunkPull, type ChunkStream, type UpstreamHeaders, type WithRaw } from '../types.js';
+import { RAW_JSON, type ChunkPull, type ChunkStream, type UpstreamHeaders, type WithRaw } from '../types.js';
+import { PULL_END } from '../../core/iterator-pull.js';
 import type { ChatCompletionChunk } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { categorize, parseErrorBody } from '../../resilience/classify.js';
