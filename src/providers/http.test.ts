@@ -232,4 +232,20 @@ describe('headersOf', () => {
     expect(h).toEqual({ 'content-type': 'application/json', 'x-ratelimit-remaining-requests': '9', 'set-cookie': ['a=1', 'b=2'] });
     expect(Object.getPrototypeOf(h)).toBe(Object.prototype);
   });
+
+  it('reads pairs that are views into one buffer (as undici hands them) exactly as separate buffers', () => {
+    const head = 'Content-Type: application/json\r\nX-Request-Id: req_1\r\nset-cookie: a=1\r\nSet-Cookie: b=2\r\nretry-after: 7\r\n';
+    const buf = Buffer.from(`HTTP/1.1 200 OK\r\n${head}\r\n{"body":1}`);
+    const raw: Buffer[] = [];
+    for (const line of head.split('\r\n').filter(Boolean)) {
+      const at = buf.indexOf(line);
+      const colon = line.indexOf(':');
+      raw.push(buf.subarray(at, at + colon), buf.subarray(at + colon + 2, at + line.length));
+    }
+    const expected = { 'content-type': 'application/json', 'x-request-id': 'req_1', 'set-cookie': ['a=1', 'b=2'], 'retry-after': '7' };
+    expect(headersOf(raw)).toEqual(expected);
+    expect(headersOf(raw.map((b) => Buffer.from(b)))).toEqual(expected);
+    // Mixed: one pair from another read.
+    expect(headersOf([...raw.slice(0, 2).map((b) => Buffer.from(b)), ...raw.slice(2)])).toEqual(expected);
+  });
 });
