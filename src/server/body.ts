@@ -99,7 +99,8 @@ export function parseJsonBody(buf: Buffer): unknown {
     // V8's message quotes the input around the error position: cap it, the body may be huge.
     throw invalidRequest(`Malformed JSON: ${(err as Error).message.slice(0, 200)}`);
   }
-  if (nestsDeeperThan(value)) throw invalidRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  // Each level takes an opening and a closing byte: a body this short cannot nest that deep (no walk needed).
+  if (buf.length > 2 * MAX_JSON_DEPTH && nestsDeeperThan(value)) throw invalidRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   if (value !== null && typeof value === 'object') rememberRawBody(value, buf, text);
   return value;
 }
