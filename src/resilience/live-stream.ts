@@ -15,8 +15,9 @@
 import type { ResilienceConfig } from '../config/types.js';
 import { GatewayError } from '../core/errors.js';
 import { STREAM_END, type StreamReader } from '../core/stream-reader.js';
-import type { ChatCompletionChunk, Usage } from '../protocol/openai.js';
-import { isChunkPull, RAW_JSON, type ChunkPull, type WithRaw } from '../providers/types.js';
+import type { ChatCompletionChunk } from '../protocol/openai.js';
+import { isChunkPull, type ChunkPull } from '../providers/types.js';
+import { StreamTally } from './stream-tally.js';
 import { IteratorPull, PULL_END } from '../core/iterator-pull.js';
 import { AttemptAborted } from './abort.js';
 import type { Attempted } from './executor.js';
@@ -29,7 +30,6 @@ import type { UpstreamError } from './upstream-error.js';
 /** How long to wait for a usage chunk / clean close after `finish_reason`. */
 const FINISH_GRACE_MS = 1000;
 const MAX_RESUMES = 3;
-const DELIVERED_JOIN_EVERY = 64;
 
 /**
  * unread: not read yet (the stall timer starts with the first read); pending: the attempt's held-back chunks; upstream: reading it; closing: the
@@ -58,22 +58,7 @@ export interface LiveStreamOptions {
 
 export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamReader {
   private cur: Attempted<Committed>;
-  private readonly id: string;
-  /** Content delivered so far, for a resume's prefill: pieces joined only when needed (a rope of thousands of tiny strings costs more). */
-  private deliveredParts: string[] = [];
-  private deliveredChars = 0;
-  /** deliveredParts before this index are joined blocks. */
-  private joinedParts = 0;
-  private attemptChars = 0;
-  private toolCalls = false;
-  private finished = false;
-  private usageChunk: WithRaw<ChatCompletionChunk> | undefined;
-  private attemptUsage: Usage | undefined;
-  private readonly totals = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-  private attemptsCounted = 0;
-  private continuation = false;
-  private lastModel: string;
-  private created: number;
+  private readonly tally: StreamTally;
   private iterated = false;
 
   /** Where reading stands (see `read`). */
@@ -97,17 +82,12 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
   constructor(first: Attempted<Committed>, private readonly o: LiveStreamOptions) {
     this.cur = first;
     const head = first.value.pending[0];
-    this.id = head?.id ?? `chatcmpl-${o.run.id}`;
-    this.lastModel = head?.model ?? first.candidate.deployment.model;
-    this.created = head?.created ?? Math.floor(o.run.startedAt / 1000);
-  }
-
-  /** The text delivered so far, as one string (kept joined from then on). */
-  private delivered(): string {
-    const text = this.deliveredParts.join('');
-    this.deliveredParts = [text];
-    this.joinedParts = 1;
-    return text;
+    this.tally = new StreamTally(
+      head?.id ?? `chatcmpl-${o.run.id}`,
+      head?.model ?? first.candidate.deployment.model,
+      head?.created ?? Math.floor(o.run.startedAt / 1000),
+      o.cfg.streamResume,
+    );
   }
 
   private startAttempt(): void {
@@ -139,7 +119,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
           case 'pending': {
             const c = this.cur.value;
             while (this.pi < c.pending.length) {
-              const out = this.process(c.pending[this.pi++]!);
+              const out = this.tally.take(c.pending[this.pi++]!);
               if (out) return this.hand(out);
             }
             c.pending.length = 0;
@@ -149,7 +129,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
             break;
           }
           case 'upstream': {
-            if (this.finished && this.attemptUsage) {
+            if (this.tally.complete) {
               this.phase = 'closing';
               break;
             }
@@ -161,8 +141,8 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
               break;
             }
             this.cur.scope.refresh();
-            const out = this.process(r);
-            if (this.finished && !this.graceArmed) {
+            const out = this.tally.take(r);
+            if (this.tally.finished && !this.graceArmed) {
               this.graceArmed = true;
               this.cur.scope.arm(FINISH_GRACE_MS, 'idle', 'no usage after finish_reason');
             }
@@ -174,9 +154,9 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
             this.phase = 'complete';
             break;
           case 'complete':
-            this.o.run.usage = { ...this.totals };
+            this.o.run.usage = this.tally.usage();
             this.phase = 'final';
-            if (this.o.includeUsage) return this.usageOut();
+            if (this.o.includeUsage) return this.tally.usageOut();
             break;
           case 'final':
             this.o.run.streamOutcome = this.o.run.resumed ? 'resumed' : 'completed';
@@ -248,7 +228,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     this.upstreamDone = true;
     const err = normalizeFailure(raw);
     if (err instanceof AttemptAborted) return this.fail(err);
-    if (this.finished) {
+    if (this.tally.finished) {
       // The answer was complete; only its epilogue (usage, [DONE]) went missing.
       this.closeAttempt();
       this.phase = 'complete';
@@ -264,10 +244,10 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     // The broken attempt is over: its timer and its link to the request signal go now, not at the end.
     this.cur.scope.dispose();
     const note = this.resumeBlocker(this.resumes);
-    if (note) return this.fail(new StreamBrokenError(err, this.deliveredChars || this.attemptChars, note));
+    if (note) return this.fail(new StreamBrokenError(err, this.tally.deliveredChars || this.tally.attemptChars, note));
     this.resumes++;
     this.phase = 'resuming';
-    this.resuming = this.o.resume(this.delivered()).then(
+    this.resuming = this.o.resume(this.tally.delivered()).then(
       (next) => {
         this.resuming = undefined;
         if (this.closed) {
@@ -278,7 +258,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
         }
         this.cur = next;
         run.resumed = true;
-        this.continuation = true;
+        this.tally.continuation = true;
         this.upstreamDone = false;
         this.startAttempt();
       },
@@ -286,7 +266,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
         this.resuming = undefined;
         if (this.closed) return;
         // A candidate refusing the prefill is not the story: the cut is.
-        this.failLater(resumeErr instanceof AttemptAborted ? resumeErr : new StreamBrokenError(err, this.deliveredChars, 'no candidate could continue it'));
+        this.failLater(resumeErr instanceof AttemptAborted ? resumeErr : new StreamBrokenError(err, this.tally.deliveredChars, 'no candidate could continue it'));
       },
     );
     return null;
@@ -306,7 +286,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     const run = this.o.run;
     run.streamOutcome = err instanceof AttemptAborted && err.kind === 'client' ? 'client_aborted' : 'broken';
     if (err instanceof GatewayError) run.errorCode = err.code;
-    run.usage = { ...this.totals };
+    run.usage = this.tally.usage();
     this.failure = { err };
     this.end(false);
   }
@@ -337,96 +317,24 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     }
     if (!ok) {
       run.streamOutcome ??= 'client_aborted';
-      run.usage ??= { ...this.totals };
+      run.usage ??= this.tally.usage();
     }
     this.o.onEnd();
   }
 
   private resumeBlocker(resumes: number): string | null {
     if (!this.o.cfg.streamResume) return 'stream resume is disabled';
-    if (this.toolCalls) return 'tool-call streams are not resumed';
-    if (this.deliveredChars === 0) return 'nothing to resume from';
+    if (this.tally.toolCalls) return 'tool-call streams are not resumed';
+    if (this.tally.deliveredChars === 0) return 'nothing to resume from';
     if (resumes >= MAX_RESUMES) return `gave up after ${MAX_RESUMES} resumes`;
     return null;
   }
 
-  /** Bookkeeping for one chunk; returns what to send the client, if anything. */
-  private process(chunk: WithRaw<ChatCompletionChunk>): ChatCompletionChunk | undefined {
-    const choices = chunk.choices;
-    if (chunk.usage) this.attemptUsage = chunk.usage;
-    if (choices.length === 0) {
-      // The usage-only chunk is held until the end: the total may span attempts.
-      if (chunk.usage) {
-        this.usageChunk = chunk;
-        return undefined;
-      }
-      return chunk;
-    }
-    let content = false;
-    for (let i = 0; i < choices.length; i++) {
-      const ch = choices[i]!;
-      const d = ch.delta;
-      if (d) {
-        if (typeof d.content === 'string' && d.content.length > 0) {
-          content = true;
-          this.attemptChars += d.content.length;
-          if (this.o.cfg.streamResume && ch.index === 0) {
-            this.deliveredParts.push(d.content);
-            // Every so many tiny pieces become one (never the whole text again: that would copy it over and over).
-            if (this.deliveredParts.length - this.joinedParts >= DELIVERED_JOIN_EVERY) {
-              this.deliveredParts.push(this.deliveredParts.splice(this.joinedParts).join(''));
-              this.joinedParts = this.deliveredParts.length;
-            }
-            this.deliveredChars += d.content.length;
-          }
-        }
-        if (d.tool_calls && d.tool_calls.length > 0) {
-          content = true;
-          this.toolCalls = true;
-        }
-        if (this.continuation && d.role) delete d.role;
-      }
-      if (ch.finish_reason) {
-        content = true;
-        this.finished = true;
-      }
-    }
-    this.lastModel = chunk.model ?? this.lastModel;
-    if (this.continuation) {
-      if (!content) return undefined;
-      // One response, one id: continuation chunks are re-labelled (and so re-serialised).
-      chunk.id = this.id;
-      delete chunk[RAW_JSON];
-    }
-    return chunk;
-  }
-
-  /** Add this attempt's usage (reported, or counted when the upstream sent none) to the totals. */
+  /** The attempt is over: count its usage and malformed events, settle its capacity lease. */
   private closeAttempt(): void {
-    const run = this.o.run;
-    run.malformedEvents += this.cur.value.stream.malformed;
-    const u = this.attemptUsage;
-    const prompt = u ? u.prompt_tokens : this.o.promptTokensEstimate + (this.continuation ? Math.ceil(this.deliveredChars / 4) : 0);
-    const completion = u ? u.completion_tokens : Math.ceil(this.attemptChars / 4);
-    this.totals.prompt_tokens += prompt;
-    this.totals.completion_tokens += completion;
-    this.totals.total_tokens += prompt + completion;
-    this.attemptsCounted++;
-    this.cur.lease?.reconcile(prompt + completion, this.cur.value.stream.headers);
-    this.attemptUsage = undefined;
-    this.attemptChars = 0;
-  }
-
-  private usageOut(): ChatCompletionChunk {
-    if (this.attemptsCounted === 1 && this.usageChunk) return this.usageChunk;
-    return {
-      id: this.id,
-      object: 'chat.completion.chunk',
-      created: this.created,
-      model: this.lastModel,
-      choices: [],
-      usage: { ...this.totals },
-    };
+    const c = this.cur;
+    this.o.run.malformedEvents += c.value.stream.malformed;
+    c.lease?.reconcile(this.tally.closeAttempt(this.o.promptTokensEstimate), c.value.stream.headers);
   }
 }
 

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import type { ChatCompletionChunk } from '../protocol/openai.js';
+import { RAW_JSON, type WithRaw } from '../providers/types.js';
+import { StreamTally } from './stream-tally.js';
+
+const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra: Partial<ChatCompletionChunk> = {}): WithRaw<ChatCompletionChunk> => {
+  const c = { id: 'up-id', object: 'chat.completion.chunk', created: 5, model: 'm-up', choices: [{ index: 0, delta, finish_reason: finish }], ...extra } as WithRaw<ChatCompletionChunk>;
+  c[RAW_JSON] = JSON.stringify(c);
+  return c;
+};
+const usageOnly = (p: number, c: number) => chunk({}, null, { choices: [], usage: { prompt_tokens: p, completion_tokens: c, total_tokens: p + c } });
+
+describe('StreamTally', () => {
+  it('passes chunks through, holds the usage-only chunk, and gives the upstream its own usage back when one attempt served all', () => {
+    const t = new StreamTally('resp-id', 'm', 1, true);
+    const a = chunk({ content: 'Hel' });
+    expect(t.take(a)).toBe(a);
+    expect(t.take(chunk({ content: 'lo' }, 'stop'))).toBeDefined();
+    expect(t.finished).toBe(true);
+    expect(t.complete).toBe(false);
+    const u = usageOnly(7, 2);
+    expect(t.take(u)).toBeUndefined();
+    expect(t.complete).toBe(true);
+    expect(t.closeAttempt(100)).toBe(9);
+    expect(t.usageOut()).toBe(u);
+    expect(t.usage()).toEqual({ prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 });
+  });
+
+  it('counts an attempt without usage from its text, and totals attempts; a continuation is relabelled and re-serialised', () => {
+    const t = new StreamTally('resp-id', 'm', 1, true);
+    t.take(chunk({ content: 'x'.repeat(40) }));
+    expect(t.closeAttempt(100)).toBe(100 + 10);
+    t.continuation = true;
+    expect(t.take(chunk({ role: 'assistant', content: '' }))).toBeUndefined(); // nothing new: not sent again
+    const c = chunk({ role: 'assistant', content: 'more' });
+    const out = t.take(c)!;
+    expect(out.id).toBe('resp-id');
+    expect(out.choices[0]!.delta).toEqual({ content: 'more' });
+    expect((out as WithRaw<ChatCompletionChunk>)[RAW_JSON]).toBeUndefined();
+    t.take(usageOnly(3, 1));
+    t.closeAttempt(100);
+    expect(t.usageOut()).toMatchObject({ id: 'resp-id', choices: [], usage: { prompt_tokens: 103, completion_tokens: 11, total_tokens: 114 } });
+  });
+
+  it('keeps the delivered text exactly across many pieces (joined in blocks), only for choice 0 and only when asked', () => {
+    const t = new StreamTally('r', 'm', 1, true);
+    const pieces = Array.from({ length: 300 }, (_, i) => `${i},`);
+    for (const p of pieces) t.take(chunk({ content: p }));
+    t.take({ ...chunk({}), choices: [{ index: 1, delta: { content: 'other choice' }, finish_reason: null }] });
+    expect(t.delivered()).toBe(pieces.join(''));
+    t.take(chunk({ content: 'tail' }));
+    expect(t.delivered()).toBe(`${pieces.join('')}tail`);
+    expect(t.deliveredChars).toBe(pieces.join('').length + 4);
+
+    const off = new StreamTally('r', 'm', 1, false);
+    off.take(chunk({ content: 'abc' }));
+    expect(off.deliveredChars).toBe(0);
+    expect(off.attemptChars).toBe(3);
+  });
+
+  it('notes tool calls', () => {
+    const t = new StreamTally('r', 'm', 1, true);
+    t.take(chunk({ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'f', arguments: '' } }] }));
+    expect(t.toolCalls).toBe(true);
+  });
+});
