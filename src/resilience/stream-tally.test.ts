@@ -42,7 +42,7 @@ describe('StreamTally', () => {
     expect(t.usageOut()).toMatchObject({ id: 'resp-id', choices: [], usage: { prompt_tokens: 103, completion_tokens: 11, total_tokens: 114 } });
   });
 
-  it('keeps the delivered text exactly across many pieces (joined in blocks), only for choice 0 and only when asked', () => {
+  it('keeps the delivered text exactly across many pieces, only for choice 0 and only when asked', () => {
     const t = new StreamTally('r', 'm', 1, true);
     const pieces = Array.from({ length: 300 }, (_, i) => `${i},`);
     for (const p of pieces) t.take(chunk({ content: p }));
@@ -56,6 +56,15 @@ describe('StreamTally', () => {
     off.take(chunk({ content: 'abc' }));
     expect(off.deliveredChars).toBe(0);
     expect(off.attemptChars).toBe(3);
+  });
+
+  it('keeps any text exactly: non-ASCII, and a surrogate pair split across two chunks', () => {
+    const t = new StreamTally('r', 'm', 1, true);
+    const pieces = ['héllo ', '日本語 ', '\ud83d', '\ude00', ' ok', ''.padEnd(1000, 'ß')];
+    for (const p of pieces) t.take(chunk({ content: p }));
+    expect(t.delivered()).toBe(pieces.join(''));
+    expect(t.delivered()).toContain('😀');
+    expect(t.deliveredChars).toBe(pieces.join('').length);
   });
 
   it('notes tool calls', () => {

@@ -7,8 +7,8 @@
 import type { ChatCompletionChunk, Usage } from '../protocol/openai.js';
 import { RAW_JSON, type WithRaw } from '../providers/types.js';
 
-/** Delivered text is joined every so many pieces: a long answer as thousands of tiny strings costs more memory than its text. */
-const JOIN_EVERY = 64;
+/** First size of the delivered-text buffer, in bytes (UTF-16: two a character). */
+const TEXT_START_BYTES = 256;
 
 export class StreamTally {
   /** Characters of content delivered (index 0, kept for a resume); 0 when resume is off. */
@@ -20,9 +20,15 @@ export class StreamTally {
   finished = false;
   /** Chunks from here on continue an earlier attempt's answer. */
   continuation = false;
-  /** deliveredParts before this index are joined blocks. */
-  private deliveredParts: string[] = [];
-  private joinedParts = 0;
+  /**
+   * The delivered text as UTF-16 code units, off the JS heap. Kept as strings,
+   * every content piece lived as long as its stream — with thousands of slow
+   * streams, each event's piece survived two scavenges and was promoted (the
+   * largest thing the GC copied under the 2,000-stream hold). UTF-16 keeps the
+   * text exactly, a surrogate pair split across two chunks included.
+   */
+  private text: Buffer | undefined;
+  private textBytes = 0;
   private usageChunk: WithRaw<ChatCompletionChunk> | undefined;
   private attemptUsage: Usage | undefined;
   private readonly totals = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -90,22 +96,22 @@ export class StreamTally {
     return chunk;
   }
 
-  private keep(text: string): void {
-    this.deliveredParts.push(text);
-    // Every so many pieces become one block (never the whole text again: that would copy it over and over).
-    if (this.deliveredParts.length - this.joinedParts >= JOIN_EVERY) {
-      this.deliveredParts.push(this.deliveredParts.splice(this.joinedParts).join(''));
-      this.joinedParts = this.deliveredParts.length;
+  private keep(piece: string): void {
+    const end = this.textBytes + piece.length * 2;
+    if (this.text === undefined || end > this.text.length) {
+      // Its own memory (not the shared pool), grown by doubling.
+      const grown = Buffer.allocUnsafeSlow(Math.max(TEXT_START_BYTES, end * 2));
+      this.text?.copy(grown, 0, 0, this.textBytes);
+      this.text = grown;
     }
-    this.deliveredChars += text.length;
+    this.text.write(piece, this.textBytes, 'utf16le');
+    this.textBytes = end;
+    this.deliveredChars += piece.length;
   }
 
-  /** The text delivered so far, as one string (kept joined from then on). */
+  /** The text delivered so far, as one string. */
   delivered(): string {
-    const text = this.deliveredParts.join('');
-    this.deliveredParts = [text];
-    this.joinedParts = 1;
-    return text;
+    return this.text === undefined ? '' : this.text.toString('utf16le', 0, this.textBytes);
   }
 
   /**
