@@ -18,6 +18,8 @@ describe('scanJsonShape', () => {
     const counts = { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 };
     for (const text of [compact, pretty]) expect(scanJsonShape(b(text), 'choices')).toStrictEqual({ usage: counts });
     expect(scanJsonShape(b('{"choices":[],"usage":null}'), 'choices')).toEqual({ usage: null });
+    expect(scanJsonShape(b('\ufeff{"choices":[]}'), 'choices')).toEqual({ usage: null }); // a UTF-8 BOM, as a decoder would drop it
+    expect(scanJsonShape(b('\ufeff\ufeff{"choices":[]}'), 'choices')).toBeUndefined();
     expect(scanJsonShape(b('{"choices":[]}'), 'choices')).toEqual({ usage: null });
     expect(scanJsonShape(b('{"data":[{"embedding":[0.1]}],"usage":{"prompt_tokens":2,"total_tokens":2}}'), 'data')).toEqual({
       usage: { prompt_tokens: 2, total_tokens: 2 },

@@ -63,7 +63,8 @@ function keyIs(b: Uint8Array, from: number, to: number, name: string): boolean {
  */
 export function scanJsonShape(b: Uint8Array, field: string): JsonShape | undefined {
   const n = b.length;
-  let i = 0;
+  // A UTF-8 byte order mark is allowed, as a decoder would drop it.
+  let i = b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? 3 : 0;
   while (i < n && isWs(b[i]!)) i++;
   if (b[i] !== OPEN_OBJ) return undefined;
   const closers: number[] = [];
