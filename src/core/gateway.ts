@@ -85,6 +85,11 @@ class BufferedChat extends BufferedAnswer<ChatCompletion> implements ChatRespons
   readonly stream = false as const;
 }
 
+/** An answer's usage, without parsing a forwarded answer that already read it. */
+function usageOf<U>(answer: { readonly usage?: U | null; readonly response: { usage?: U } }): U | undefined {
+  return answer.usage !== undefined ? answer.usage ?? undefined : answer.response.usage;
+}
+
 export interface Gateway {
   readonly config: Config;
   readonly bus: EventBus;
@@ -157,7 +162,7 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
         contentPolicyChain,
       });
       const answer = done.value;
-      const usage = answer.usage !== undefined ? answer.usage ?? undefined : answer.response.usage;
+      const usage = usageOf(answer);
       run.usage = usage;
       done.lease?.reconcile(usage?.total_tokens, answer.headers);
       run.markResponseStart();
@@ -178,7 +183,7 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
       if (chain.length === 0) throw new GatewayError(400, 'invalid_request', `No deployment of '${req.model}' supports embeddings`, 'model');
       const done = await executor.run(run, chain, buffered(run, (a, ctx) => a.embeddings!(req, ctx)), { estimatedTokens: life.estimatedTokens });
       const answer = done.value;
-      const u = answer.usage !== undefined ? answer.usage ?? undefined : answer.response.usage;
+      const u = usageOf(answer);
       run.usage = u ? { prompt_tokens: u.prompt_tokens, completion_tokens: 0, total_tokens: u.total_tokens } : undefined;
       done.lease?.reconcile(u?.total_tokens, answer.headers);
       run.markResponseStart();

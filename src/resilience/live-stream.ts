@@ -1,5 +1,6 @@
 /**
- * A committed stream: what the client iterates after the commit point.
+ * A committed stream: what the client reads (`read`/`wait`, or iterates in
+ * process) after the commit point.
  *
  * Why this is more than a pass-through: after the first token the gateway can
  * no longer fail over silently, and the easy mistakes are all here — a stream
@@ -8,7 +9,7 @@
  * (a refresh, no allocation); a cut or stall before `finish_reason` is a
  * failure, never an end; with `streamResume` the text delivered so far is sent
  * back as an assistant prefill and the continuation is streamed on in the same
- * response; otherwise the iterator throws StreamBrokenError (the server writes
+ * response; otherwise reading throws StreamBrokenError (the server writes
  * it as an OpenAI-style error event). After a `finish_reason` the answer is
  * complete: a missing `[DONE]` or usage chunk only costs a short grace period.
  */

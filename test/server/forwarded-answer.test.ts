@@ -55,6 +55,17 @@ describe('a forwarded 2xx answer', () => {
     expect(traces[0]!.costUsd).toBeCloseTo((5 * 1 + 2 * 1) / 1e6, 12);
   });
 
+  it('with a UTF-8 byte order mark is still a whole answer: forwarded as sent, not failed over', async () => {
+    const withBom = `\ufeff${GOOD}`;
+    const { gw, traces, hits } = await setup(withBom);
+    const res = await ask(gw);
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.arrayBuffer()).equals(Buffer.from(withBom))).toBe(true);
+    expect(res.headers.get('x-switchyard-deployment')).toBe('bad/m1');
+    expect(hits()).toBe(0);
+    expect(traces[0]!.usage).toEqual({ promptTokens: 5, completionTokens: 2 });
+  });
+
   const malformed: [string, string][] = [
     ['an HTML page', '<html><body>upstream proxy error</body></html>'],
     ['an error object', '{"error":{"message":"overloaded","type":"server_error"}}'],
@@ -83,5 +94,26 @@ describe('a forwarded 2xx answer', () => {
     expect(Buffer.from(r.raw!).toString()).toBe(GOOD);
     expect(r.body.choices[0]!.message.content).toBe('fine "ok" }');
     expect(r.body.usage).toEqual({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 });
+  });
+});
+
+describe('a forwarded embeddings answer', () => {
+  it('keeps its bytes, reads its usage for the trace, and is parsed only when an in-process caller reads the body', async () => {
+    const EMB = '{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.5,-1]}],"model":"e","usage":{"prompt_tokens":3,"total_tokens":3}}';
+    const up = await startRawUpstream((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(EMB);
+    });
+    const gw = await startGateway({
+      providers: [{ id: 'up', type: 'openai', baseUrl: up.url }],
+      models: [{ name: 'emb', deployments: [{ provider: 'up', model: 'e' }] }],
+    });
+    open.push(up, gw);
+    const traces: TraceRecord[] = [];
+    gw.gateway.bus.on('request', (t) => traces.push(t));
+    const r = await gw.gateway.embeddings({ model: 'emb', input: 'hi' });
+    expect(Buffer.from(r.raw!).toString()).toBe(EMB);
+    expect(traces[0]!.usage).toEqual({ promptTokens: 3, completionTokens: 0 });
+    expect(r.body.data[0]!.embedding).toEqual([0.5, -1]);
   });
 });

@@ -3,7 +3,7 @@
  * Ollama's /v1, Groq, Together...). Requests go out as the client sent them
  * with only `model` replaced; buffered answers are forwarded byte for byte.
  */
-import { HttpUpstream } from '../http.js';
+import { HttpUpstream, parseJsonBody } from '../http.js';
 import { OpenAIChunkStream } from './stream.js';
 import type {
   AdapterDeps,
@@ -101,8 +101,6 @@ export function bodyWithModel(req: { model: string }, model: string): string | U
     req.model = asked;
   }
 }
-const decoder = new TextDecoder();
-
 /**
  * A 2xx answer forwarded as its bytes. Its shape is checked and its usage read
  * at once (json-shape.ts: a malformed answer fails the attempt, so the executor
@@ -126,7 +124,7 @@ export class ForwardedAnswer<T> {
   }
 
   get response(): T {
-    return (this.parsed ??= JSON.parse(decoder.decode(this.raw)) as T);
+    return (this.parsed ??= parseJsonBody(this.raw) as T);
   }
 }
 
