@@ -209,39 +209,24 @@ export class WholeExchange implements Dispatcher.DispatchHandler {
 const toError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
 
 /**
- * Response headers as an object (lower-case names, repeats as arrays), made
- * once from undici's raw pairs, which are then dropped: a stream keeps only
- * the strings it may still need (rate-limit headers), not the buffers.
- *
- * undici's raw pairs are views into the socket's read buffer, so normally they
- * share one ArrayBuffer: the span they cover is decoded once and each name and
- * value cut out of it (two native calls instead of two per header: a real
- * OpenAI answer has twenty-odd headers). Pairs from different buffers (a head
- * split across reads) are decoded one by one.
+ * The response headers the gateway acts on, as an object (lower-case names,
+ * repeats as arrays): the rate-limit families and `retry-after(-ms)`, which
+ * pacing, cool-downs and error classification read (limits/rate-limit-headers.ts,
+ * protocol/retry-after.ts). Nothing reads any other upstream header, and a real
+ * answer carries twenty-odd of them (cf-ray, openai-processing-ms, set-cookie…):
+ * decoding each into an object was the largest single cost of reading an answer.
+ * A name is looked at byte by byte first, so one that cannot match is never
+ * decoded; a stream keeps these strings, never undici's raw buffers.
  */
 export function headersOf(raw: Buffer[]): UpstreamHeaders {
   const out: Record<string, string | string[]> = {};
   const n = raw.length - (raw.length % 2);
-  if (n === 0) return out;
-  const ab = raw[0]!.buffer;
-  let lo = raw[0]!.byteOffset;
-  let hi = lo;
-  for (let i = 0; i < n; i++) {
-    const b = raw[i]!;
-    if (b.buffer !== ab) {
-      lo = -1;
-      break;
-    }
-    if (b.byteOffset < lo) lo = b.byteOffset;
-    if (b.byteOffset + b.length > hi) hi = b.byteOffset + b.length;
-  }
-  const block = lo >= 0 && hi - lo <= MAX_BLOCK ? Buffer.from(ab, lo, hi - lo).toString('latin1') : undefined;
   for (let i = 0; i < n; i += 2) {
     const nb = raw[i]!;
-    const vb = raw[i + 1]!;
-    const name = (block !== undefined ? block.substring(nb.byteOffset - lo, nb.byteOffset - lo + nb.length) : nb.toString('latin1')).toLowerCase();
-    if (name === '__proto__') continue; // would replace the object's prototype, not add a header
-    const value = block !== undefined ? block.substring(vb.byteOffset - lo, vb.byteOffset - lo + vb.length) : vb.toString('latin1');
+    if (!mayBeKept(nb)) continue;
+    const name = nb.toString('latin1').toLowerCase();
+    if (!KEPT_PREFIXES.some((p) => name.startsWith(p))) continue;
+    const value = raw[i + 1]!.toString('latin1');
     const prev = out[name];
     if (prev === undefined) out[name] = value;
     else if (Array.isArray(prev)) prev.push(value);
@@ -250,5 +235,12 @@ export function headersOf(raw: Buffer[]): UpstreamHeaders {
   return out;
 }
 
-/** A header block larger than this (never, in practice) is decoded pair by pair rather than as one string. */
-const MAX_BLOCK = 64 * 1024;
+const KEPT_PREFIXES = ['x-ratelimit-', 'anthropic-ratelimit-', 'retry-after'];
+const SHORTEST_KEPT = 'retry-after'.length;
+
+/** First letter (any case) and length: could this name have one of the kept prefixes? */
+function mayBeKept(name: Buffer): boolean {
+  if (name.length < SHORTEST_KEPT) return false;
+  const c = name[0]! | 0x20;
+  return c === 0x78 /* x */ || c === 0x61 /* a */ || c === 0x72 /* r */;
+}

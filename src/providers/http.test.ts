@@ -11,6 +11,7 @@ import { systemClock } from '../core/clock.js';
 import { AttemptAborted } from '../resilience/abort.js';
 import { UpstreamError } from '../resilience/upstream-error.js';
 import { headersOf, HttpUpstream } from './http.js';
+import { parseRateLimitHeaders } from '../limits/rate-limit-headers.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -226,15 +227,32 @@ describe('HttpUpstream', () => {
 });
 
 describe('headersOf', () => {
-  it('lower-cases names, keeps repeats as arrays in order, and ignores a __proto__ header', () => {
-    const raw = ['Content-Type', 'application/json', 'X-RateLimit-Remaining-Requests', '9', 'Set-Cookie', 'a=1', 'set-cookie', 'b=2', '__proto__', 'x'].map((s) => Buffer.from(s));
+  it('keeps the headers the gateway acts on: lower-cased, repeats as arrays in order; drops the rest and a __proto__ header', () => {
+    const raw = [
+      'Content-Type', 'application/json',
+      'X-RateLimit-Remaining-Requests', '9',
+      'x-ratelimit-remaining-requests', '8',
+      'anthropic-ratelimit-tokens-reset', '2026-01-01T00:00:00Z',
+      'Retry-After-Ms', '250',
+      'retry-after', '7',
+      'Set-Cookie', 'a=1',
+      'x-request-id', 'req_1',
+      'Authorization-Echo', 'x',
+      'retry', '1',
+      '__proto__', 'x',
+    ].map((s) => Buffer.from(s));
     const h = headersOf(raw);
-    expect(h).toEqual({ 'content-type': 'application/json', 'x-ratelimit-remaining-requests': '9', 'set-cookie': ['a=1', 'b=2'] });
+    expect(h).toEqual({
+      'x-ratelimit-remaining-requests': ['9', '8'],
+      'anthropic-ratelimit-tokens-reset': '2026-01-01T00:00:00Z',
+      'retry-after-ms': '250',
+      'retry-after': '7',
+    });
     expect(Object.getPrototypeOf(h)).toBe(Object.prototype);
   });
 
-  it('reads pairs that are views into one buffer (as undici hands them) exactly as separate buffers', () => {
-    const head = 'Content-Type: application/json\r\nX-Request-Id: req_1\r\nset-cookie: a=1\r\nSet-Cookie: b=2\r\nretry-after: 7\r\n';
+  it('reads pairs that are views into one buffer (as undici hands them) like separate buffers, and feeds the rate-limit parser', () => {
+    const head = 'Content-Type: application/json\r\nx-ratelimit-limit-requests: 500\r\nx-ratelimit-remaining-requests: 499\r\nx-ratelimit-reset-requests: 120ms\r\nretry-after: 7\r\n';
     const buf = Buffer.from(`HTTP/1.1 200 OK\r\n${head}\r\n{"body":1}`);
     const raw: Buffer[] = [];
     for (const line of head.split('\r\n').filter(Boolean)) {
@@ -242,10 +260,9 @@ describe('headersOf', () => {
       const colon = line.indexOf(':');
       raw.push(buf.subarray(at, at + colon), buf.subarray(at + colon + 2, at + line.length));
     }
-    const expected = { 'content-type': 'application/json', 'x-request-id': 'req_1', 'set-cookie': ['a=1', 'b=2'], 'retry-after': '7' };
+    const expected = { 'x-ratelimit-limit-requests': '500', 'x-ratelimit-remaining-requests': '499', 'x-ratelimit-reset-requests': '120ms', 'retry-after': '7' };
     expect(headersOf(raw)).toEqual(expected);
     expect(headersOf(raw.map((b) => Buffer.from(b)))).toEqual(expected);
-    // Mixed: one pair from another read.
-    expect(headersOf([...raw.slice(0, 2).map((b) => Buffer.from(b)), ...raw.slice(2)])).toEqual(expected);
+    expect(parseRateLimitHeaders(headersOf(raw), 1000)).toEqual({ requests: { remaining: 499, resetAt: 1120, limit: 500 }, retryAfterMs: 7000 });
   });
 });

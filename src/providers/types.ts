@@ -17,6 +17,7 @@ import type {
 import type { Signal } from '../core/signal.js';
 import type { PULL_END } from '../core/iterator-pull.js';
 
+/** An upstream answer's headers, lower-case names; from a socket only those the gateway acts on (rate limits, retry-after: see headersOf). */
 export type UpstreamHeaders = Record<string, string | string[] | undefined>;
 
 export interface AttemptContext {
