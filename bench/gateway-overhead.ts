@@ -38,8 +38,9 @@ function chunk(i: number): ChatCompletionChunk {
 
 const stub: AdapterFactory = (provider) => ({
   provider,
+  // As the OpenAI adapter answers: the bytes to forward and the usage read from them; no object is built.
   async chat() {
-    return { response: structuredClone(COMPLETION), raw: RAW, headers: {} };
+    return { response: COMPLETION, raw: RAW, headers: {}, usage: COMPLETION.usage };
   },
   async chatStream(): Promise<ChunkStream> {
     return {

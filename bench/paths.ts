@@ -1,6 +1,6 @@
 /**
- * The three paths the benchmark compares, as child processes: how each is
- * started, and the request head each expects. All run from built code (dist/
+ * The paths the benchmark compares, as child processes: how each is started,
+ * and the request head each expects. All run from built code (dist/
  * for Switchyard, the npm build for Portkey) with the lag probe preloaded.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -8,9 +8,15 @@ import { openSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 
-export type PathName = 'bare' | 'switchyard' | 'portkey' | 'baseline';
-export const PATHS: PathName[] = ['bare', 'switchyard', 'portkey'];
-export const LABEL: Record<PathName, string> = { bare: 'bare undici proxy', switchyard: 'Switchyard', portkey: 'Portkey 1.15.2', baseline: 'Switchyard (baseline build)' };
+export type PathName = 'bare' | 'parsing' | 'switchyard' | 'portkey' | 'baseline';
+export const PATHS: PathName[] = ['bare', 'parsing', 'switchyard', 'portkey'];
+export const LABEL: Record<PathName, string> = {
+  bare: 'bare undici proxy',
+  parsing: 'parsing proxy',
+  switchyard: 'Switchyard',
+  portkey: 'Portkey 1.15.2',
+  baseline: 'Switchyard (baseline build)',
+};
 
 /** The client key the bench config accepts (it has keys: every request is authenticated). */
 export const BENCH_KEY = 'sk-switchyard-bench-client';
@@ -56,6 +62,9 @@ export async function startGateway(name: PathName, o: StartGatewayOptions): Prom
     args = [...probe, join(o.root, 'bench/bare-proxy.mjs')];
     env.UPSTREAM = `http://127.0.0.1:${o.mockPort}`;
     env.PORT = String(o.port);
+  } else if (name === 'parsing') {
+    args = [...probe, join(o.root, 'bench/parsing-proxy.mjs')];
+    Object.assign(env, { UPSTREAM: `http://127.0.0.1:${o.mockPort}`, UPSTREAM_KEY, UPSTREAM_MODEL: 'gpt-4o-mini', PORT: String(o.port) });
   } else if (name === 'switchyard' || name === 'baseline') {
     const root = name === 'baseline' ? o.baselineRoot! : o.root;
     args = [...probe, join(root, 'bin/switchyard.js'), 'serve', '--config', o.config ?? join(o.root, 'bench/switchyard.bench.yaml'), '--port', String(o.port)];

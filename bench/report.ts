@@ -37,6 +37,7 @@ export interface HoldRow {
 
 const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '—');
+const signed = (n: number) => (Number.isFinite(n) ? `${n >= 0 ? '+' : '−'}${Math.abs(n).toFixed(0)}` : '—');
 const ratio = (a: number, b: number | undefined) => (b && Number.isFinite(a) && Number.isFinite(b) ? `${(a / b).toFixed(2)}×` : '—');
 
 function table(head: string[], rows: string[][]): void {
@@ -68,6 +69,14 @@ export function printCase(title: string, rows: Row[]): void {
       r.errors ? `${r.errors} (${r.errorKinds.join('; ')})` : '0',
     ]),
   );
+  const parsing = rows.find((r) => r.path === 'parsing');
+  const sy = rows.find((r) => r.path === 'switchyard');
+  if (parsing && sy && bare) {
+    console.log(
+      `\nCPU µs a request: parsing proxy − bare ${signed(parsing.cpuUsPerReq - bare.cpuUsPerReq)}, ` +
+        `Switchyard − parsing proxy ${signed(sy.cpuUsPerReq - parsing.cpuUsPerReq)}`,
+    );
+  }
   const busy = rows.filter((r) => r.loadCorePct > 90);
   const loads = rows.map((r) => `${LABEL[r.path]} ${f0(r.loadCorePct)} %`).join(', ');
   console.log(`\nload core (mock + load generator) busy: ${loads}${busy.length ? ' — SATURATED: those paths may be capped by the load side' : ''}`);

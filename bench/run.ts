@@ -1,15 +1,19 @@
 /**
  * `npm run bench`: Switchyard (every routing feature on) against the floor (a
- * bare undici pass-through proxy) and a peer (the Portkey gateway from npm),
- * in one run, on this machine.
+ * bare undici pass-through proxy), a second floor (the same proxy also parsing
+ * the body and buffering the answer, as any gateway that routes on the model
+ * must: bench/parsing-proxy.mjs) and a peer (the Portkey gateway from npm), in
+ * one run, on this machine.
  *
  * Layout: the mock upstream and the load generator share core 0; the gateway
  * under load runs on core 1 (`taskset`). Each case loads every path the same
  * way, interleaved round by round (A B C A B C…), so drift in the machine hits
- * all three alike; figures are medians over the rounds. CPU per request is the
+ * every path alike, and a round starts only once every gateway is idle (one
+ * that fell behind keeps working after its load stops, on the same core);
+ * figures are medians over the rounds. CPU per request is the
  * gateway process's utime+stime (/proc) over the requests it completed.
  *
- *   npm run bench                       # full: ~7.5 minutes
+ *   npm run bench                       # full: ~9 minutes
  *   npm run bench -- --quick            # short rounds, a smoke test of the numbers
  *   npm run bench -- --only buffered,stream20 --paths bare,switchyard --rounds 3
  *   npm run bench -- --cpu-prof DIR     # each path writes its .cpuprofile into DIR/<path>/
@@ -110,6 +114,24 @@ function nextMessage<T>(proc: ChildProcess, type: string): Promise<T> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Waits until no gateway is still busy (at most `maxMs`): a path that fell
+ * behind (Portkey's p99 runs to seconds) keeps working after its round's load
+ * stops, on the core the next path is measured on. Quiet means under one /proc
+ * tick (10 ms of CPU) per 200 ms window, summed over every gateway.
+ */
+async function settle(pids: number[], maxMs = 5000): Promise<void> {
+  const total = () => pids.reduce((n, pid) => n + cpuUs(pid), 0);
+  const until = Date.now() + maxMs;
+  let before = total();
+  do {
+    await sleep(200);
+    const now = total();
+    if (now - before <= 10_000) return;
+    before = now;
+  } while (Date.now() < until);
+}
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const n = s.length;
@@ -181,10 +203,11 @@ async function main(): Promise<void> {
       stream: c.stream,
     });
     for (const g of gateways.values()) await runLoad(spec(g, WARMUP_S));
+    const gwPids = [...gateways.values()].map((g) => g.pid);
     const rounds = new Map<PathName, (LoadResult & { cpuUsPerReq: number; rssMb: number; loadCorePct: number })[]>();
     for (let r = 0; r < ROUNDS; r++) {
       for (const g of gateways.values()) {
-        await sleep(200);
+        await settle(gwPids);
         const cpu0 = cpuUs(g.pid);
         const load0 = cpuUs(mock.pid!) + cpuUs(load.pid!);
         const res = await runLoad(spec(g, SECONDS));
@@ -222,7 +245,8 @@ async function main(): Promise<void> {
     await setMode(HOLD.mode);
     const holdRows: HoldRow[] = [];
     for (const g of gateways.values()) {
-      await sleep(500);
+      await settle([...gateways.values()].map((x) => x.pid));
+      await sleep(300);
       const idle = rssMb(g.pid);
       const cpu0 = cpuUs(g.pid);
       let peak: { stop(): number } | undefined;
