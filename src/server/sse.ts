@@ -35,26 +35,40 @@ export async function writeSse(
   res.writeHead(200, pushRoutingHeaders([...SSE_HEADERS], meta));
   // Routing headers go out with the first chunk, in one write.
   const { reader } = stream;
+  // Events read in one go (an upstream read often carries several) leave in
+  // one write, as a pass-through proxy sends one write per upstream read: a
+  // write per event cost a socket write and an HTTP chunk each. The batch is
+  // written before every wait, so no event waits for a later one.
+  let batch = '';
   try {
     for (;;) {
       const chunk = reader.read();
       if (chunk === null) {
+        if (batch !== '') {
+          const ok = res.write(batch);
+          batch = '';
+          // Slow client: stop pulling until it drains (more may have been read meanwhile: read again).
+          if (!ok) {
+            await drained(res);
+            continue;
+          }
+        }
         await reader.wait();
         continue;
       }
       if (chunk === STREAM_END) break;
       if (res.destroyed) return 'client_gone';
       const raw = (chunk as WithRaw<ChatCompletionChunk>)[RAW_JSON];
-      if (!res.write(`data: ${raw ?? JSON.stringify(chunk)}\n\n`)) await drained(res);
+      batch += `data: ${raw ?? JSON.stringify(chunk)}\n\n`;
     }
     if (res.destroyed) return 'client_gone';
-    res.end('data: [DONE]\n\n');
+    res.end(`${batch}data: [DONE]\n\n`);
     return 'done';
   } catch (err) {
     if (res.destroyed) return 'client_gone';
     const e = err instanceof GatewayError ? err : new GatewayError(502, 'stream_error', 'The stream failed');
-    // An error event, never a silent close: OpenAI SDKs raise it as an APIError.
-    res.end(`data: ${JSON.stringify(e.toBody())}\n\n`);
+    // Events read before the failure first, then an error event, never a silent close: OpenAI SDKs raise it as an APIError.
+    res.end(`${batch}data: ${JSON.stringify(e.toBody())}\n\n`);
     return 'error';
   } finally {
     // Stopped early (client gone): the stream releases its upstream. A no-op once it ended.
