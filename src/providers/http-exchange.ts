@@ -215,17 +215,17 @@ const toError = (e: unknown): Error => (e instanceof Error ? e : new Error(Strin
  * protocol/retry-after.ts). Nothing reads any other upstream header, and a real
  * answer carries twenty-odd of them (cf-ray, openai-processing-ms, set-cookie…):
  * decoding each into an object was the largest single cost of reading an answer.
- * A name is looked at byte by byte first, so one that cannot match is never
- * decoded; a stream keeps these strings, never undici's raw buffers.
+ * Names are matched against the kept prefixes byte by byte, so one that does
+ * not match is never decoded; a stream keeps these strings, never undici's raw
+ * buffers.
  */
 export function headersOf(raw: Buffer[]): UpstreamHeaders {
   const out: Record<string, string | string[]> = {};
   const n = raw.length - (raw.length % 2);
   for (let i = 0; i < n; i += 2) {
     const nb = raw[i]!;
-    if (!mayBeKept(nb)) continue;
+    if (!isKept(nb)) continue;
     const name = nb.toString('latin1').toLowerCase();
-    if (!KEPT_PREFIXES.some((p) => name.startsWith(p))) continue;
     const value = raw[i + 1]!.toString('latin1');
     const prev = out[name];
     if (prev === undefined) out[name] = value;
@@ -235,12 +235,20 @@ export function headersOf(raw: Buffer[]): UpstreamHeaders {
   return out;
 }
 
-const KEPT_PREFIXES = ['x-ratelimit-', 'anthropic-ratelimit-', 'retry-after'];
-const SHORTEST_KEPT = 'retry-after'.length;
+const KEPT_PREFIXES = ['x-ratelimit-', 'anthropic-ratelimit-', 'retry-after'].map((p) => Buffer.from(p, 'latin1'));
 
-/** First letter (any case) and length: could this name have one of the kept prefixes? */
-function mayBeKept(name: Buffer): boolean {
-  if (name.length < SHORTEST_KEPT) return false;
-  const c = name[0]! | 0x20;
-  return c === 0x78 /* x */ || c === 0x61 /* a */ || c === 0x72 /* r */;
+/** Does this raw name start with a kept prefix, in any letter case? */
+function isKept(name: Buffer): boolean {
+  for (const prefix of KEPT_PREFIXES) {
+    if (name.length < prefix.length) continue;
+    let i = 0;
+    for (; i < prefix.length; i++) {
+      const want = prefix[i]!;
+      const got = name[i]!;
+      // Prefixes are lower-case letters and '-': a letter also matches its upper case.
+      if (got !== want && !(want >= 0x61 && want <= 0x7a && got === want - 0x20)) break;
+    }
+    if (i === prefix.length) return true;
+  }
+  return false;
 }

@@ -239,12 +239,16 @@ describe('headersOf', () => {
       'x-request-id', 'req_1',
       'Authorization-Echo', 'x',
       'retry', '1',
+      'x-ratelimit', '5',
+      'x-ratelimitx-remaining', '5',
+      'ANTHROPIC-RATELIMIT-REQUESTS-LIMIT', '50',
       '__proto__', 'x',
     ].map((s) => Buffer.from(s));
     const h = headersOf(raw);
     expect(h).toEqual({
       'x-ratelimit-remaining-requests': ['9', '8'],
       'anthropic-ratelimit-tokens-reset': '2026-01-01T00:00:00Z',
+      'anthropic-ratelimit-requests-limit': '50',
       'retry-after-ms': '250',
       'retry-after': '7',
     });
