@@ -31,40 +31,69 @@ export interface UpstreamBody {
 const EMPTY = new Uint8Array(0);
 
 /**
+ * The abort plumbing both handlers share: the attempt's signal stops the
+ * request, now if undici already handed over its abort, else as soon as it
+ * connects (a request aborted while queued for a connection).
+ */
+abstract class AbortableHandler {
+  private abortRequest: ((err?: Error) => void) | undefined;
+  /** Why the exchange was stopped early, once it was. */
+  private stoppedBy: unknown = undefined;
+  private readonly onAbort = () => this.fail(this.signal.reason);
+
+  constructor(
+    protected readonly http: HttpUpstream,
+    protected readonly signal: Signal,
+  ) {
+    signal.addEventListener('abort', this.onAbort);
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.stoppedBy !== undefined) abort(toError(this.stoppedBy));
+  }
+
+  onError(err: Error): void {
+    this.fail(err);
+  }
+
+  /** The exchange completed: the signal no longer concerns it. */
+  protected detach(): void {
+    this.signal.removeEventListener('abort', this.onAbort);
+  }
+
+  /** Stop early: stop listening, and have undici abort the request (now, or once it connects). */
+  protected stop(err: unknown): void {
+    this.stoppedBy = err;
+    this.detach();
+    this.abortRequest?.(toError(err));
+  }
+
+  /** A failure from the signal or the transport; settles the exchange once. */
+  protected abstract fail(err: unknown): void;
+}
+
+/**
  * One request/response with undici's dispatcher: resolves the head, then holds
  * the body's chunks until read. Aborts on the attempt's signal (the reason
  * becomes the failure, so readers report why).
  */
-export class Exchange implements Dispatcher.DispatchHandler, UpstreamBody {
+export class Exchange extends AbortableHandler implements Dispatcher.DispatchHandler, UpstreamBody {
   streaming = false;
   ended = false;
   failure: unknown = undefined;
-  private abortRequest: ((err?: Error) => void) | undefined;
   private resumeSocket: (() => void) | undefined;
   private paused = false;
   private chunks: Buffer[] = [];
   private size = 0;
   private waiter: (() => void) | undefined;
   private head: ((res: UpstreamResponse) => void) | undefined;
-  private readonly onAbort = () => this.fail(this.signal.reason);
-
   private reject: ((err: unknown) => void) | undefined;
 
-  constructor(
-    private readonly http: HttpUpstream,
-    private readonly signal: Signal,
-    resolve: (res: UpstreamResponse) => void,
-    reject: (err: unknown) => void,
-  ) {
+  constructor(http: HttpUpstream, signal: Signal, resolve: (res: UpstreamResponse) => void, reject: (err: unknown) => void) {
+    super(http, signal);
     this.head = resolve;
     this.reject = reject;
-    signal.addEventListener('abort', this.onAbort);
-  }
-
-  onConnect(abort: (err?: Error) => void): void {
-    this.abortRequest = abort;
-    // Aborted while queued for a connection: stop it now that it can be stopped.
-    if (this.failure !== undefined) abort(toError(this.failure));
   }
 
   onHeaders(status: number, rawHeaders: Buffer[], resume: () => void): boolean {
@@ -88,12 +117,8 @@ export class Exchange implements Dispatcher.DispatchHandler, UpstreamBody {
 
   onComplete(): void {
     this.ended = true;
-    this.signal.removeEventListener('abort', this.onAbort);
+    this.detach();
     this.wake();
-  }
-
-  onError(err: Error): void {
-    this.fail(err);
   }
 
   hasData(): boolean {
@@ -120,16 +145,15 @@ export class Exchange implements Dispatcher.DispatchHandler, UpstreamBody {
     if (!this.ended) this.fail(new Error('upstream body abandoned'));
   }
 
-  private fail(err: unknown): void {
+  protected fail(err: unknown): void {
     if (this.ended || this.failure !== undefined) return;
     this.failure = err ?? new Error('aborted');
-    this.signal.removeEventListener('abort', this.onAbort);
     if (this.head) {
       this.head = undefined;
       this.reject?.(this.http.transportError(this.failure, this.signal));
       this.reject = undefined;
     }
-    this.abortRequest?.(toError(this.failure));
+    this.stop(this.failure);
     this.wake();
   }
 
@@ -147,27 +171,20 @@ export interface WholeResponse {
 }
 
 /** One buffered request/response: settles once, when the answer has fully arrived (or failed). */
-export class WholeExchange implements Dispatcher.DispatchHandler {
-  private abortRequest: ((err?: Error) => void) | undefined;
+export class WholeExchange extends AbortableHandler implements Dispatcher.DispatchHandler {
   private chunks: Buffer[] = [];
   private size = 0;
   private status = 0;
   private headers: UpstreamHeaders = {};
   private settled = false;
-  private readonly onAbort = () => this.fail(this.signal.reason);
 
   constructor(
-    private readonly http: HttpUpstream,
-    private readonly signal: Signal,
+    http: HttpUpstream,
+    signal: Signal,
     private readonly resolve: (res: WholeResponse) => void,
     private readonly reject: (err: unknown) => void,
   ) {
-    signal.addEventListener('abort', this.onAbort);
-  }
-
-  onConnect(abort: (err?: Error) => void): void {
-    this.abortRequest = abort;
-    if (this.settled) abort(new Error('aborted'));
+    super(http, signal);
   }
 
   onHeaders(status: number, rawHeaders: Buffer[]): boolean {
@@ -186,23 +203,19 @@ export class WholeExchange implements Dispatcher.DispatchHandler {
   onComplete(): void {
     if (this.settled) return;
     this.settled = true;
-    this.signal.removeEventListener('abort', this.onAbort);
+    this.detach();
     const { chunks, size, status } = this;
     const raw = size === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
     if (status >= 200 && status < 300) this.resolve({ headers: this.headers, raw });
     else this.reject(this.http.errorFromAnswer(status, raw, this.headers));
   }
 
-  onError(err: Error): void {
-    this.fail(err);
-  }
-
-  private fail(err: unknown): void {
+  protected fail(err: unknown): void {
     if (this.settled) return;
     this.settled = true;
-    this.signal.removeEventListener('abort', this.onAbort);
-    this.reject(this.http.transportError(err ?? new Error('aborted'), this.signal));
-    this.abortRequest?.(toError(err ?? new Error('aborted')));
+    const e = err ?? new Error('aborted');
+    this.reject(this.http.transportError(e, this.signal));
+    this.stop(e);
   }
 }
 
