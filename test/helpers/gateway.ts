@@ -29,3 +29,35 @@ export async function startGateway(doc: Record<string, unknown>, opts: StartOpti
 export function openaiProvider(id: string, url: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { id, type: 'openai', baseUrl: url, ...extra };
 }
+
+/** One `openai` deployment of a cost pair: provider id, its base URL, the upstream model. */
+export interface PairMember {
+  id: string;
+  url: string;
+  model: string;
+}
+
+/**
+ * Alias `chat` over two `openai` deployments tried cheapest first (`cost`:
+ * `first` at 1/1 USD per million tokens, `second` at 2/2), no retries: a
+ * failure of the first fails over to the second at once.
+ */
+export function startCostPair(first: PairMember, second: PairMember): Promise<TestGateway> {
+  return startGateway({
+    resilience: { maxRetries: 0, backoff: { baseMs: 1, maxMs: 1 } },
+    providers: [
+      { id: first.id, type: 'openai', baseUrl: first.url },
+      { id: second.id, type: 'openai', baseUrl: second.url },
+    ],
+    models: [
+      {
+        name: 'chat',
+        strategy: 'cost',
+        deployments: [
+          { provider: first.id, model: first.model, price: { input: 1, output: 1 } },
+          { provider: second.id, model: second.model, price: { input: 2, output: 2 } },
+        ],
+      },
+    ],
+  });
+}

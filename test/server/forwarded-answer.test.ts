@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRawUpstream } from '../helpers/raw-upstream.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startCostPair, startGateway, type TestGateway } from '../helpers/gateway.js';
 import type { TraceRecord } from '../../src/observability/events.js';
 
 const GOOD = '{ "id":"chatcmpl-2","object":"chat.completion","created":1,"model":"m",\n "choices":[{"index":0,"message":{"role":"assistant","content":"fine \\"ok\\" }"},"finish_reason":"stop"}],\n "usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7} }';
@@ -27,14 +27,7 @@ async function setup(badBody: string): Promise<{ gw: TestGateway; traces: TraceR
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(GOOD);
   });
-  const gw = await startGateway({
-    resilience: { maxRetries: 0, backoff: { baseMs: 1, maxMs: 1 } },
-    providers: [
-      { id: 'bad', type: 'openai', baseUrl: bad.url },
-      { id: 'good', type: 'openai', baseUrl: good.url },
-    ],
-    models: [{ name: 'chat', strategy: 'cost', deployments: [{ provider: 'bad', model: 'm1', price: { input: 1, output: 1 } }, { provider: 'good', model: 'm2', price: { input: 2, output: 2 } }] }],
-  });
+  const gw = await startCostPair({ id: 'bad', url: bad.url, model: 'm1' }, { id: 'good', url: good.url, model: 'm2' });
   open.push(bad, good, gw);
   const traces: TraceRecord[] = [];
   gw.gateway.bus.on('request', (t) => traces.push(t));

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startCostPair, type TestGateway } from '../helpers/gateway.js';
 
 const ANSWER = JSON.stringify({
   id: 'chatcmpl-1',
@@ -29,14 +29,7 @@ async function setup(statuses: number[] = [200]): Promise<{ up: RawUpstream; gw:
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(status === 200 ? ANSWER : '{"error":{"message":"overloaded","type":"server_error"}}');
   });
-  const gw = await startGateway({
-    resilience: { maxRetries: 0, backoff: { baseMs: 1, maxMs: 1 } },
-    providers: [
-      { id: 'a', type: 'openai', baseUrl: up.url },
-      { id: 'b', type: 'openai', baseUrl: up.url },
-    ],
-    models: [{ name: 'chat', strategy: 'cost', deployments: [{ provider: 'a', model: 'first-model', price: { input: 1, output: 1 } }, { provider: 'b', model: 'second-model', price: { input: 2, output: 2 } }] }],
-  });
+  const gw = await startCostPair({ id: 'a', url: up.url, model: 'first-model' }, { id: 'b', url: up.url, model: 'second-model' });
   open.push(up, gw);
   return { up, gw };
 }
