@@ -246,7 +246,6 @@ async function main(): Promise<void> {
     const holdRows: HoldRow[] = [];
     for (const g of gateways.values()) {
       await settle([...gateways.values()].map((x) => x.pid));
-      await sleep(300);
       const idle = rssMb(g.pid);
       const cpu0 = cpuUs(g.pid);
       let peak: { stop(): number } | undefined;

@@ -10,7 +10,7 @@
  *
  * Unparsable values are dropped, never thrown: a quirky header must not break a request.
  */
-import { parseRetryAfter } from '../protocol/retry-after.js';
+import { parseRetryAfter, RETRY_AFTER_HEADERS } from '../protocol/retry-after.js';
 import type { UpstreamHeaders } from '../providers/types.js';
 
 export interface LimitState {
@@ -82,6 +82,20 @@ const OPENAI_TOKENS = names('x-ratelimit-', '-tokens');
 const ANTHROPIC_REQUESTS = names('anthropic-ratelimit-requests-', '');
 const ANTHROPIC_TOKENS = names('anthropic-ratelimit-tokens-', '');
 const ANTHROPIC_INPUT_TOKENS = names('anthropic-ratelimit-input-tokens-', '');
+
+/**
+ * Every upstream header this module reads. The HTTP layer keeps only the
+ * headers the gateway acts on (providers/http-exchange.ts `headersOf`); a
+ * test holds it to this list, so a name added here cannot be dropped there.
+ */
+export const RATE_LIMIT_HEADERS: readonly string[] = [
+  ...OPENAI_REQUESTS,
+  ...OPENAI_TOKENS,
+  ...ANTHROPIC_REQUESTS,
+  ...ANTHROPIC_TOKENS,
+  ...ANTHROPIC_INPUT_TOKENS,
+  ...RETRY_AFTER_HEADERS,
+];
 
 function state(headers: UpstreamHeaders, [rem, reset, lim]: Names, now: number): LimitState | undefined {
   const remaining = count(first(headers, rem));

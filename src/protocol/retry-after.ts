@@ -9,6 +9,9 @@ import type { UpstreamHeaders } from '../providers/types.js';
 const SECONDS = /^\d+(?:\.\d+)?$/;
 const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
 
+/** The headers read here, in the order they are read. */
+export const RETRY_AFTER_HEADERS = ['retry-after-ms', 'retry-after'] as const;
+
 function first(headers: UpstreamHeaders | undefined, name: string): string | undefined {
   const v = headers?.[name];
   return (Array.isArray(v) ? v[0] : v)?.trim();
@@ -16,9 +19,9 @@ function first(headers: UpstreamHeaders | undefined, name: string): string | und
 
 /** Milliseconds to wait, or undefined when absent or unparsable. */
 export function parseRetryAfter(headers: UpstreamHeaders | undefined, now: number): number | undefined {
-  const ms = first(headers, 'retry-after-ms');
+  const ms = first(headers, RETRY_AFTER_HEADERS[0]);
   if (ms !== undefined && SECONDS.test(ms)) return Number(ms);
-  const ra = first(headers, 'retry-after');
+  const ra = first(headers, RETRY_AFTER_HEADERS[1]);
   if (ra === undefined || ra === '') return undefined;
   if (SECONDS.test(ra)) return Number(ra) * 1000;
   if (!HTTP_DATE.test(ra)) return undefined;

@@ -248,6 +248,7 @@ export function headersOf(raw: Buffer[]): UpstreamHeaders {
   return out;
 }
 
+/** Prefixes of every name limits/rate-limit-headers.ts reads (RATE_LIMIT_HEADERS; a test holds the two together). */
 const KEPT_PREFIXES = ['x-ratelimit-', 'anthropic-ratelimit-', 'retry-after'].map((p) => Buffer.from(p, 'latin1'));
 
 /** Does this raw name start with a kept prefix, in any letter case? */

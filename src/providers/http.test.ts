@@ -11,7 +11,7 @@ import { systemClock } from '../core/clock.js';
 import { AttemptAborted } from '../resilience/abort.js';
 import { UpstreamError } from '../resilience/upstream-error.js';
 import { headersOf, HttpUpstream } from './http.js';
-import { parseRateLimitHeaders } from '../limits/rate-limit-headers.js';
+import { parseRateLimitHeaders, RATE_LIMIT_HEADERS } from '../limits/rate-limit-headers.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -253,6 +253,15 @@ describe('headersOf', () => {
       'retry-after': '7',
     });
     expect(Object.getPrototypeOf(h)).toBe(Object.prototype);
+  });
+
+  it('keeps every header the rate-limit and retry-after parsers read, in any letter case', () => {
+    const titleCase = (n: string) => n.replace(/(^|-)([a-z])/g, (_, d: string, c: string) => d + c.toUpperCase());
+    for (const name of RATE_LIMIT_HEADERS) {
+      for (const sent of [name, name.toUpperCase(), titleCase(name)]) {
+        expect(headersOf([Buffer.from(sent), Buffer.from('1')]), sent).toEqual({ [name]: '1' });
+      }
+    }
   });
 
   it('reads pairs that are views into one buffer (as undici hands them) like separate buffers, and feeds the rate-limit parser', () => {
