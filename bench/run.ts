@@ -17,6 +17,7 @@
  *   npm run bench -- --quick            # short rounds, a smoke test of the numbers
  *   npm run bench -- --only buffered,stream20 --paths bare,switchyard --rounds 3
  *   npm run bench -- --cpu-prof DIR     # each path writes its .cpuprofile into DIR/<path>/
+ *   npm run bench -- --node-flags=--trace-gc  # extra node flags for every gateway (output in the run's logs)
  *   npm run bench -- --json FILE        # also write every round as JSON
  *   npm run bench -- --config FILE      # Switchyard with another config (same env vars)
  *   npm run bench -- --baseline DIR     # also run the build in DIR (a built checkout), interleaved: before/after
@@ -46,6 +47,7 @@ const { values: args } = parseArgs({
     seconds: { type: 'string' },
     streams: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    'node-flags': { type: 'string' },
     json: { type: 'string' },
     config: { type: 'string' },
     baseline: { type: 'string' },
@@ -160,11 +162,12 @@ async function main(): Promise<void> {
   await nextMessage(load, 'ready');
 
   const profDir = args['cpu-prof'] ? resolve(args['cpu-prof']) : undefined;
+  const extraFlags = args['node-flags']?.split(/\s+/).filter(Boolean) ?? [];
   if (profDir) mkdirSync(profDir, { recursive: true });
   const gateways = new Map<PathName, Gateway>();
   for (const name of paths) {
     // Every path is profiled (each into its own folder), so the floor's costs can be compared frame by frame.
-    const nodeFlags = profDir ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] : [];
+    const nodeFlags = [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] : []), ...extraFlags];
     const g = await startGateway(name, { root: ROOT, mockPort, port: await freePort(), cpu: gwCpu, logDir, nodeFlags, config: args.config ? resolve(args.config) : undefined, baselineRoot: args.baseline ? resolve(args.baseline) : undefined });
     gateways.set(name, g);
     console.log(`  ${LABEL[name].padEnd(18)} pid ${g.pid} on CPU ${allowedCpus(g.pid)}, port ${g.port}, idle RSS ${rssMb(g.pid).toFixed(0)} MB`);
