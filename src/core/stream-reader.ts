@@ -15,6 +15,12 @@ export interface StreamReader {
   /** The next chunk, STREAM_END when the stream is over, null when nothing is ready (await `wait`). Throws the stream's failure, once. */
   read(): ChatCompletionChunk | typeof STREAM_END | null;
   wait(): Promise<void>;
+  /**
+   * `wait` without a promise: `wake` is called once (never synchronously)
+   * when reading again may give more. Between two events a slow stream then
+   * holds nothing young for the GC to copy.
+   */
+  notify?(wake: () => void): void;
   /** The reader stops early (client gone): the stream releases its upstream. Idempotent. */
   close(): void;
 }

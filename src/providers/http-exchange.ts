@@ -24,11 +24,18 @@ export interface UpstreamBody {
   takeAll(): Uint8Array;
   /** Resolves when something changes: data, the end, or a failure. */
   next(): Promise<void>;
+  /**
+   * `next` without a promise: calls `wake` once when something changes (a
+   * later call replaces an earlier `wake`). A stream waiting between two
+   * events then holds no promise the GC would copy (see TextSource).
+   */
+  onNext(wake: () => void): void;
   /** Not reading any further: abort the exchange unless it already ended. */
   abandon(): void;
 }
 
 const EMPTY = new Uint8Array(0);
+const RESOLVED = Promise.resolve();
 
 /**
  * The abort plumbing both handlers share: the attempt's signal stops the
@@ -87,6 +94,8 @@ export class Exchange extends AbortableHandler implements Dispatcher.DispatchHan
   private chunks: Buffer[] = [];
   private size = 0;
   private waiter: (() => void) | undefined;
+  /** `waiter` came from `onNext`: call it after the current callback (as a promise's reaction would run), not inside undici's. */
+  private deferWaiter = false;
   private head: ((res: UpstreamResponse) => void) | undefined;
   private reject: ((err: unknown) => void) | undefined;
 
@@ -128,17 +137,25 @@ export class Exchange extends AbortableHandler implements Dispatcher.DispatchHan
   takeAll(): Uint8Array {
     const { chunks, size } = this;
     if (size === 0) return EMPTY;
-    this.chunks = [];
+    // The same array again: a fresh one per event would outlive the wait for the next.
+    const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+    chunks.length = 0;
     this.size = 0;
     if (this.paused) {
       this.paused = false;
       this.resumeSocket?.();
     }
-    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+    return all;
   }
 
   next(): Promise<void> {
+    this.deferWaiter = false;
     return new Promise<void>((resolve) => (this.waiter = resolve));
+  }
+
+  onNext(wake: () => void): void {
+    this.deferWaiter = true;
+    this.waiter = wake;
   }
 
   abandon(): void {
@@ -159,8 +176,11 @@ export class Exchange extends AbortableHandler implements Dispatcher.DispatchHan
 
   private wake(): void {
     const w = this.waiter;
+    if (w === undefined) return;
     this.waiter = undefined;
-    w?.();
+    // Allocated now, and garbage a moment later: nothing of it waits with the stream.
+    if (this.deferWaiter) void RESOLVED.then(w);
+    else w();
   }
 }
 

@@ -201,6 +201,41 @@ describe('HttpUpstream', () => {
     expect((err as AttemptAborted).kind).toBe('attempt_timeout');
   });
 
+  it('read with onChange (no promise per wait): each registration wakes once, outside undici\'s data callback, and every piece arrives', async () => {
+    const { http } = await server(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const w of ['one ', 'two ', 'three']) {
+        res.write(w);
+        await tick(10);
+      }
+      res.end();
+    });
+    const res = await http.postOk('/chat/completions', '{}', never());
+    const src = http.textSource(res, never());
+    let text = '';
+    let wakes = 0;
+    let insideUndici = false;
+    await new Promise<void>((done) => {
+      const pump = () => {
+        wakes++;
+        // Called from undici's onData, the stack would run through undici's parser.
+        if (new Error().stack!.includes('undici')) insideUndici = true;
+        for (;;) {
+          const t = src.read();
+          if (t !== null) text += t;
+          else if (src.done) return done();
+          else return src.onChange(pump);
+        }
+      };
+      src.onChange(pump);
+    });
+    expect(text).toBe('one two three');
+    expect(insideUndici).toBe(false);
+    // One wake per registration: at most one per write and the end (fewer when pieces coalesce).
+    expect(wakes).toBeGreaterThanOrEqual(2);
+    expect(wakes).toBeLessThanOrEqual(4);
+  });
+
   it('a reader that stops early releases the socket (the body is abandoned, not leaked)', async () => {
     const { http, busy } = await server((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });

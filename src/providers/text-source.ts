@@ -47,6 +47,11 @@ export class TextSource {
     return this.body.next();
   }
 
+  /** `wait` without a promise: `wake` is called once, when something changed. */
+  onChange(wake: () => void): void {
+    this.body.onNext(wake);
+  }
+
   /** Not reading any further: release the connection (aborting the exchange unless it ended). */
   release(): void {
     this.body.abandon();

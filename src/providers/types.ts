@@ -65,6 +65,8 @@ export interface ChunkPull {
   /** The next chunk, PULL_END when the stream is over, or undefined: nothing yet (await `ready`). Throws the stream's failure. */
   pull(): ChatCompletionChunk | typeof PULL_END | undefined;
   ready(): Promise<void>;
+  /** `ready` without a promise, where the stream can: `wake` is called once when pulling again may give more. */
+  notify?(wake: () => void): void;
 }
 
 export const isChunkPull = (it: object): it is ChunkPull => typeof (it as Partial<ChunkPull>).pull === 'function';

@@ -186,6 +186,13 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     return this.src!.ready();
   }
 
+  /** `wait` without a promise between two upstream events (the server's SSE writer); `wake` runs once, never synchronously. */
+  notify(wake: () => void): void {
+    const src = this.src;
+    if (this.phase === 'upstream' && src !== undefined && !(src instanceof IteratorPull) && src.notify !== undefined) src.notify(wake);
+    else void this.wait().then(wake);
+  }
+
   /** The consumer stopped early (client gone): release the upstream and end the stream. Idempotent. */
   close(): void {
     this.closed = true;

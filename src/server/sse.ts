@@ -14,64 +14,107 @@ import { pushRoutingHeaders } from './respond.js';
 // No `connection` header: node writes keep-alive itself, or close while shutting down.
 const SSE_HEADERS = ['content-type', 'text/event-stream; charset=utf-8', 'cache-control', 'no-cache', 'x-accel-buffering', 'no'] as const;
 
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-}
-
 /** Returns how the stream ended, for logging: 'done' | 'error' | 'client_gone'. */
-export async function writeSse(
+export function writeSse(
   res: ServerResponse,
   stream: { reader: StreamReader },
   meta: RoutingMeta,
-): Promise<'done' | 'error' | 'client_gone'> {
+): Promise<SseEnd> {
   res.writeHead(200, pushRoutingHeaders([...SSE_HEADERS], meta));
   // Routing headers go out with the first chunk, in one write.
-  const { reader } = stream;
-  // Events read in one go (an upstream read often carries several) leave in
-  // one write, as a pass-through proxy sends one write per upstream read: a
-  // write per event cost a socket write and an HTTP chunk each. The batch is
-  // written before every wait, so no event waits for a later one.
-  let batch = '';
-  try {
+  return new Promise((resolve) => new SseWriter(res, stream.reader, resolve).pump());
+}
+
+type SseEnd = 'done' | 'error' | 'client_gone';
+
+/**
+ * One stream's pump: reads what is ready, writes it, and between two events
+ * registers itself (one bound function per stream) with the reader instead of
+ * awaiting a promise — with thousands of slow streams, each wait's promise
+ * and reaction outlived a young-generation cycle and were copied by the GC.
+ */
+class SseWriter {
+  /**
+   * Events read in one go (an upstream read often carries several) leave in
+   * one write, as a pass-through proxy sends one write per upstream read: a
+   * write per event cost a socket write and an HTTP chunk each. The batch is
+   * written before every wait, so no event waits for a later one.
+   */
+  private batch = '';
+  private over = false;
+  readonly pump = (): void => {
+    try {
+      this.step();
+    } catch (err) {
+      this.fail(err);
+    }
+  };
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly reader: StreamReader,
+    private readonly resolve: (end: SseEnd) => void,
+  ) {}
+
+  private step(): void {
+    const { res, reader } = this;
+    if (this.over) return;
     for (;;) {
       const chunk = reader.read();
       if (chunk === null) {
-        if (batch !== '') {
-          const ok = res.write(batch);
-          batch = '';
+        if (this.batch !== '') {
+          const ok = res.write(this.batch);
+          this.batch = '';
           // Slow client: stop pulling until it drains (more may have been read meanwhile: read again).
-          if (!ok) {
-            await drained(res);
-            continue;
-          }
+          if (!ok) return whenDrained(res, this.pump);
         }
-        await reader.wait();
-        continue;
+        if (reader.notify !== undefined) reader.notify(this.pump);
+        else void reader.wait().then(this.pump);
+        return;
       }
       if (chunk === STREAM_END) break;
-      if (res.destroyed) return 'client_gone';
+      if (res.destroyed) return this.finish('client_gone');
       const raw = (chunk as WithRaw<ChatCompletionChunk>)[RAW_JSON];
-      batch += `data: ${raw ?? JSON.stringify(chunk)}\n\n`;
+      this.batch += `data: ${raw ?? JSON.stringify(chunk)}\n\n`;
     }
-    if (res.destroyed) return 'client_gone';
-    res.end(`${batch}data: [DONE]\n\n`);
-    return 'done';
-  } catch (err) {
-    if (res.destroyed) return 'client_gone';
-    const e = err instanceof GatewayError ? err : new GatewayError(502, 'stream_error', 'The stream failed');
-    // Events read before the failure first, then an error event, never a silent close: OpenAI SDKs raise it as an APIError.
-    res.end(`${batch}data: ${JSON.stringify(e.toBody())}\n\n`);
-    return 'error';
-  } finally {
-    // Stopped early (client gone): the stream releases its upstream. A no-op once it ended.
-    reader.close();
+    if (res.destroyed) return this.finish('client_gone');
+    res.end(`${this.batch}data: [DONE]\n\n`);
+    this.finish('done');
   }
+
+  private fail(err: unknown): void {
+    if (this.over) return;
+    const res = this.res;
+    if (res.destroyed) return this.finish('client_gone');
+    try {
+      const e = err instanceof GatewayError ? err : new GatewayError(502, 'stream_error', 'The stream failed');
+      // Events read before the failure first, then an error event, never a silent close: OpenAI SDKs raise it as an APIError.
+      res.end(`${this.batch}data: ${JSON.stringify(e.toBody())}\n\n`);
+    } catch {
+      res.destroy();
+    }
+    this.finish('error');
+  }
+
+  private finish(end: SseEnd): void {
+    this.over = true;
+    this.batch = '';
+    try {
+      // Stopped early (client gone): the stream releases its upstream. A no-op once it ended.
+      this.reader.close();
+    } finally {
+      this.resolve(end);
+    }
+  }
+}
+
+/** Calls `then` once the client has read what was written (or left). */
+function whenDrained(res: ServerResponse, then: () => void): void {
+  const done = () => {
+    res.off('drain', done);
+    res.off('close', done);
+    then();
+  };
+  res.on('drain', done);
+  res.on('close', done);
 }

@@ -26,6 +26,9 @@ class ScriptedBody implements UpstreamBody {
   next() {
     return new Promise<void>((r) => (this.waiter = r));
   }
+  onNext(wake: () => void) {
+    this.waiter = wake;
+  }
   abandon() {
     if (!this.ended) this.abandoned = true;
   }

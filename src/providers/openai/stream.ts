@@ -92,6 +92,10 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
     return this.src.wait();
   }
 
+  notify(wake: () => void): void {
+    this.src.onChange(wake);
+  }
+
   async return(): Promise<IteratorResult<ChatCompletionChunk>> {
     this.close();
     return DONE;
