@@ -178,6 +178,28 @@ describe('buildChain: weighted order', () => {
     }
   });
 
+  it('candidates are built once: the same segment, rank and deployment give the same object on every request (auto and pins too)', () => {
+    for (const model of ['fast', 'auto', 'oa/gpt-4o-mini']) {
+      const a = buildChain(catalog, model, PLAIN, HALF);
+      const b = buildChain(catalog, model, PLAIN, HALF);
+      expect(b).not.toBe(a);
+      for (let i = 0; i < a.length; i++) expect(b[i]).toBe(a[i]);
+    }
+    // A deployment at another rank is another candidate (its label names the rank).
+    const ranks = new Map<string, Set<string>>();
+    for (let seed = 1; seed < 40; seed++) {
+      buildChain(catalog, 'trio', PLAIN, seeded(seed)).forEach((c) => ranks.set(c.deployment.key, (ranks.get(c.deployment.key) ?? new Set()).add(c.selection)));
+    }
+    expect(ranks.get('sim/a')).toEqual(new Set(['weighted', 'weighted, rank 2', 'weighted, rank 3']));
+  });
+
+  it('a pin outside the config is built per request (clients choose those strings, so nothing of them is kept)', () => {
+    const a = buildChain(catalog, 'an/claude-haiku-4-5', PLAIN, HALF);
+    const b = buildChain(catalog, 'an/claude-haiku-4-5', PLAIN, HALF);
+    expect(b[0]).not.toBe(a[0]);
+    expect(b[0]).toEqual(a[0]);
+  });
+
   it('the same random sequence gives the same chain', () => {
     expect(keys(buildChain(catalog, 'trio', PLAIN, seeded(42)))).toEqual(keys(buildChain(catalog, 'trio', PLAIN, seeded(42))));
   });

@@ -26,24 +26,52 @@ export interface ChainScope {
 }
 
 /**
- * The x-switchyard-selection text of the candidate at `rank` (0-based) of a
- * segment. The same few strings for every request of an alias: built once per
- * segment and reason, not concatenated per request (they live as long as the
- * request, a stream's for minutes).
+ * How a segment's candidates are labelled: an alias's own pools, `auto`'s
+ * tiers (`auto:ALIAS (…)`), or a pinned PROVIDER/MODEL.
  */
-const LABELS = new WeakMap<Segment, { reason: string; labels: string[] }>();
-function selectionLabel(seg: Segment, reason: string, rank: number): string {
-  let cached = LABELS.get(seg);
-  if (cached === undefined || cached.reason !== reason) LABELS.set(seg, (cached = { reason, labels: [] }));
-  let label = cached.labels[rank];
-  if (label === undefined) {
-    const r = rank === 0 ? reason : `${reason}, rank ${rank + 1}`;
-    label = cached.labels[rank] = seg.fallback ? `fallback:${seg.alias} (${r})` : r;
+type Labelling = 'alias' | 'auto' | 'pinned';
+
+/**
+ * Candidates are built once: a candidate is fixed by its segment, the
+ * selector's reason, its rank and its deployment, and nothing mutates one.
+ * Per request only the chain array is new (candidates live as long as the
+ * request, a stream's for minutes). A selector whose reasons vary without
+ * bound would grow this, so past MAX_REASONS a segment's candidates are built
+ * per request instead.
+ */
+const CANDIDATES = new WeakMap<Segment, Map<string, Map<Deployment, Candidate>[]>>();
+const MAX_REASONS = 16;
+
+function candidateFor(seg: Segment, reason: string, rank: number, d: Deployment, labelling: Labelling): Candidate {
+  let byReason = CANDIDATES.get(seg);
+  if (byReason === undefined) CANDIDATES.set(seg, (byReason = new Map()));
+  let ranks = byReason.get(reason);
+  if (ranks === undefined) {
+    if (byReason.size >= MAX_REASONS) return makeCandidate(seg, reason, rank, d, labelling);
+    byReason.set(reason, (ranks = []));
   }
-  return label;
+  const byDeployment = (ranks[rank] ??= new Map());
+  let c = byDeployment.get(d);
+  if (c === undefined) byDeployment.set(d, (c = makeCandidate(seg, reason, rank, d, labelling)));
+  return c;
 }
 
-export function orderSegments(segments: readonly Segment[], scope: ChainScope, random: Random, filtered: string[]): Candidate[] {
+function makeCandidate(seg: Segment, reason: string, rank: number, d: Deployment, labelling: Labelling): Candidate {
+  if (labelling === 'pinned') return { deployment: d, alias: null, fallback: false, selection: 'pinned' };
+  const r = rank === 0 ? reason : `${reason}, rank ${rank + 1}`;
+  const label = seg.fallback ? `fallback:${seg.alias} (${r})` : r;
+  return { deployment: d, alias: seg.alias, fallback: seg.fallback, selection: labelling === 'auto' ? `auto:${seg.alias} (${label})` : label };
+}
+
+/** `cache`: false for segments made for one request (a pinned target outside the config). */
+export function orderSegments(
+  segments: readonly Segment[],
+  scope: ChainScope,
+  random: Random,
+  filtered: string[],
+  labelling: Labelling = 'alias',
+  cache = true,
+): Candidate[] {
   const out: Candidate[] = [];
   for (const seg of segments) {
     const { ordered, reason } = SELECTORS[seg.strategy](seg.pool, random);
@@ -55,10 +83,40 @@ export function orderSegments(segments: readonly Segment[], scope: ChainScope, r
         filtered.push(`${d.key}: ${why}`);
         continue;
       }
-      out.push({ deployment: d, alias: seg.alias, fallback: seg.fallback, selection: selectionLabel(seg, reason, i) });
+      out.push(cache ? candidateFor(seg, reason, i, d, labelling) : makeCandidate(seg, reason, i, d, labelling));
     }
   }
   return out;
+}
+
+/** `auto`'s segments: its tiers' pools, cheapest tier first, each deployment once. Fixed for a catalog, so built once. */
+const AUTO_SEGMENTS = new WeakMap<Catalog, Segment[]>();
+function autoSegments(catalog: Catalog, tiers: readonly string[]): Segment[] {
+  let segments = AUTO_SEGMENTS.get(catalog);
+  if (segments !== undefined) return segments;
+  segments = [];
+  const seen = new Set<string>();
+  for (const tier of tiers) {
+    for (const seg of catalog.aliases.get(tier)?.segments ?? []) {
+      const pool = seg.pool.filter((d) => !seen.has(d.key));
+      for (const d of pool) seen.add(d.key);
+      if (pool.length > 0) segments.push({ ...seg, pool, fallback: segments.length > 0 });
+    }
+  }
+  AUTO_SEGMENTS.set(catalog, segments);
+  return segments;
+}
+
+/** A pinned deployment's one-member segment, built once per configured deployment. */
+const PINNED = new WeakMap<Deployment, Segment[]>();
+function pinnedSegments(d: Deployment, configured: boolean): Segment[] {
+  let segments = PINNED.get(d);
+  if (segments === undefined) {
+    segments = [{ alias: '', strategy: 'weighted', pool: [d], fallback: false }];
+    // Clients choose unconfigured PROVIDER/MODEL strings: those are not kept.
+    if (configured) PINNED.set(d, segments);
+  }
+  return segments;
 }
 
 /** Resolve a client's `model` into candidates, or the contract's 404/403/400 error. */
@@ -70,27 +128,12 @@ export function buildChain(catalog: Catalog, model: string, scope: ChainScope, r
     candidates = orderSegments(route.segments, scope, random, filtered);
   } else if (model === 'auto' && catalog.autoTiers) {
     // Tiers are listed cheapest first: the first tier that can serve wins, the rest are fall-backs.
-    const segments: Segment[] = [];
-    const seen = new Set<string>();
-    for (const tier of catalog.autoTiers) {
-      for (const seg of catalog.aliases.get(tier)?.segments ?? []) {
-        const pool = seg.pool.filter((d) => !seen.has(d.key));
-        for (const d of pool) seen.add(d.key);
-        if (pool.length > 0) segments.push({ ...seg, pool, fallback: segments.length > 0 });
-      }
-    }
-    candidates = orderSegments(segments, scope, random, filtered).map((c) => ({
-      ...c,
-      selection: `auto:${c.alias} (${c.selection})`,
-    }));
+    candidates = orderSegments(autoSegments(catalog, catalog.autoTiers), scope, random, filtered, 'auto');
   } else {
     const d = catalog.pinned(model);
     if (!d) throw new GatewayError(404, 'model_not_found', `The model '${model}' does not exist: use a configured alias${catalog.autoTiers ? ', auto' : ''} or PROVIDER_ID/MODEL`, 'model');
-    candidates = orderSegments([{ alias: '', strategy: 'weighted', pool: [d], fallback: false }], scope, random, filtered).map((c) => ({
-      ...c,
-      alias: null,
-      selection: 'pinned',
-    }));
+    const configured = catalog.deployments.get(model) === d;
+    candidates = orderSegments(pinnedSegments(d, configured), scope, random, filtered, 'pinned', configured);
   }
   if (candidates.length === 0) {
     const privacy = filtered.length > 0 && filtered.every((f) => f.includes('data class'));
