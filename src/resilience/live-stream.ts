@@ -317,7 +317,9 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
       // keep-alive connection (a new TCP connection for a later request) and
       // two errors with stack traces, on every stream.
       scope.arm(FINISH_GRACE_MS, 'idle', 'upstream did not end its stream');
-      void drain(iterator, this.src instanceof IteratorPull ? this.src.inFlight : undefined).finally(() => scope.dispose());
+      const src = this.src;
+      if (src !== undefined && !(src instanceof IteratorPull) && src.notify !== undefined) drainPull(src, scope);
+      else void drain(iterator, src instanceof IteratorPull ? src.inFlight : undefined).finally(() => scope.dispose());
     } else {
       // Release the upstream whatever happened (client gone, failure). A no-op if it ended.
       void iterator.return?.(undefined)?.catch(() => {});
@@ -344,6 +346,28 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     this.o.run.malformedEvents += c.value.stream.malformed;
     c.lease?.reconcile(this.tally.closeAttempt(this.o.promptTokensEstimate), c.value.stream.headers);
   }
+}
+
+/**
+ * `drain` for a stream read pull-style: no async frame or promise waits with
+ * it for the upstream's last bytes (every stream ends this way, thousands at
+ * a time under load, and those would outlive a young-generation cycle).
+ */
+function drainPull(src: ChunkPull, scope: { dispose(): void }): void {
+  const step = (): void => {
+    try {
+      for (;;) {
+        const r = src.pull();
+        if (r === PULL_END) break;
+        // Called only for a stream that offers `notify`.
+        if (r === undefined) return src.notify!(step);
+      }
+    } catch {
+      // Ended all the same: the stream released the socket when it threw.
+    }
+    scope.dispose();
+  };
+  step();
 }
 
 /** Read an upstream to its end, ignoring what it says; a failure (the grace timer's abort included) ends it too. */

@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 /** An upstream streaming a short answer; `epilogue` decides how `[DONE]` and the body's end follow the usage chunk. */
-async function upstream(epilogue: 'later' | 'never') {
+async function upstream(epilogue: 'later' | 'never' | 'large') {
   let connections = 0;
   const open = new Set<Socket>();
   /** Sockets that carried a request and are not closed yet. */
@@ -40,6 +40,8 @@ async function upstream(epilogue: 'later' | 'never') {
       if (epilogue === 'never') return;
       // A separate read on the gateway's side, well after it has answered its client.
       await sleep(DONE_AFTER_MS);
+      // Far more than the gateway buffers unread (64 KB): only a reader gets the body to its end.
+      if (epilogue === 'large') for (let i = 0; i < 8; i++) res.write(`: ${'x'.repeat(32 * 1024)}\n\n`);
       res.end('data: [DONE]\n\n');
     });
   });
@@ -87,6 +89,16 @@ describe('upstream connection reuse after a stream', () => {
       expect(r.ms).toBeLessThan(DONE_AFTER_MS);
       // Let the background read reach the body's end before the next request.
       await sleep(DONE_AFTER_MS + 100);
+    }
+    expect(up.connections()).toBe(1);
+  });
+
+  it('an epilogue larger than the gateway buffers unread is read to its end too: the connection is still reused', async () => {
+    const up = await upstream('large');
+    const client = await gatewayFor(up.url);
+    for (let i = 0; i < 3; i++) {
+      expect((await readAll(client)).text).toBe('Hello there.');
+      await sleep(DONE_AFTER_MS + 200);
     }
     expect(up.connections()).toBe(1);
   });
