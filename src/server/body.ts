@@ -31,8 +31,8 @@ const kRead = Symbol('switchyard.bodyRead');
 type Reading = IncomingMessage & { [kRead]?: BodyRead };
 
 function onData(this: Reading, buf: Buffer): void {
-  const r = this[kRead]!;
-  if (r.done) return; // past the bound: discarding what the client still sends
+  const r = this[kRead];
+  if (r === undefined || r.done) return; // past the bound: discarding what the client still sends
   r.size += buf.length;
   if (r.size > r.max) {
     // Keep reading, discarding: a client still sending must get to read the
@@ -48,11 +48,14 @@ function onData(this: Reading, buf: Buffer): void {
 }
 
 function onEnd(this: Reading): void {
-  const r = this[kRead]!;
-  if (r.done) return;
+  const r = this[kRead];
+  if (r === undefined || r.done) return;
   r.done = true;
+  // The request outlives its read (a stream can run for minutes): the record
+  // and its bytes go now (the bytes live on only via raw-body.ts).
+  this[kRead] = undefined;
   const parts = r.parts;
-  r.parts = []; // the request outlives its read (a stream can run for minutes); the bytes live on only via raw-body.ts
+  r.parts = [];
   r.resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts, r.size));
 }
 
@@ -62,8 +65,8 @@ function onEnd(this: Reading): void {
  * 'end' it is the ordinary close at the end of the exchange: nothing to do.
  */
 function onClose(this: Reading): void {
-  const r = this[kRead]!;
-  if (r.done) return;
+  const r = this[kRead];
+  if (r === undefined || r.done) return;
   r.done = true;
   r.reject(new ClientGoneError());
 }
