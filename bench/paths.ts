@@ -32,7 +32,7 @@ export interface Gateway {
   headers: Record<string, string>;
   /** Ask the preloaded probe for event-loop lag. */
   lagStart(): Promise<void>;
-  lag(): Promise<{ p50Ms: number; p99Ms: number; maxMs: number }>;
+  lag(): Promise<LagReport>;
   stop(): Promise<void>;
 }
 
@@ -49,6 +49,17 @@ export interface StartGatewayOptions {
   config?: string;
   /** `baseline`: another checkout, built (its bin/ and dist/), run with the same config. */
   baselineRoot?: string;
+}
+
+/** Event-loop lag over the hold, and the garbage collector's pauses over the same window. */
+export interface LagReport {
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** The longest single GC pause, and its kind (scavenge, mark-compact, …). */
+  gcMaxMs: number;
+  gcMaxKind: string;
+  gcTotalMs: number;
 }
 
 export async function startGateway(name: PathName, o: StartGatewayOptions): Promise<Gateway> {

@@ -30,6 +30,10 @@ export interface HoldRow {
   lagP50Ms: number;
   lagP99Ms: number;
   lagMaxMs: number;
+  /** The longest GC pause over the same window, its kind, and all GC pauses summed. */
+  gcMaxMs: number;
+  gcMaxKind: string;
+  gcTotalMs: number;
   cpuUsPerStream: number;
   p50Ms: number;
   p99Ms: number;
@@ -85,7 +89,7 @@ export function printCase(title: string, rows: Row[]): void {
 export function printHold(title: string, rows: HoldRow[]): void {
   console.log(`\n### ${title}\n`);
   table(
-    ['path', 'held at once', 'completed', 'RSS before MB', 'peak RSS holding MB', 'loop lag p50 ms', 'loop lag p99 ms', 'loop lag max ms', 'CPU µs/stream', 'stream p50 s', 'stream p99 s', 'errors'],
+    ['path', 'held at once', 'completed', 'RSS before MB', 'peak RSS holding MB', 'loop lag p50 ms', 'loop lag p99 ms', 'loop lag max ms', 'longest GC pause ms', 'GC total ms', 'CPU µs/stream', 'stream p50 s', 'stream p99 s', 'errors'],
     rows.map((r) => [
       LABEL[r.path],
       f0(r.peakOpen),
@@ -95,6 +99,8 @@ export function printHold(title: string, rows: HoldRow[]): void {
       f2(r.lagP50Ms),
       f2(r.lagP99Ms),
       f2(r.lagMaxMs),
+      Number.isFinite(r.gcMaxMs) ? `${f2(r.gcMaxMs)}${r.gcMaxKind ? ` (${r.gcMaxKind})` : ''}` : '—',
+      f0(r.gcTotalMs),
       f0(r.cpuUsPerStream),
       f2(r.p50Ms / 1000),
       f2(r.p99Ms / 1000),

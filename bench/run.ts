@@ -270,7 +270,7 @@ async function main(): Promise<void> {
         },
       );
       await lagStarted;
-      const lag = lagStarted ? await g.lag() : { p50Ms: NaN, p99Ms: NaN, maxMs: NaN };
+      const lag = lagStarted ? await g.lag() : { p50Ms: NaN, p99Ms: NaN, maxMs: NaN, gcMaxMs: NaN, gcMaxKind: '', gcTotalMs: NaN };
       const row: HoldRow = {
         path: g.name,
         streams: HOLD_STREAMS,
@@ -283,6 +283,9 @@ async function main(): Promise<void> {
         lagP50Ms: lag.p50Ms,
         lagP99Ms: lag.p99Ms,
         lagMaxMs: lag.maxMs,
+        gcMaxMs: lag.gcMaxMs,
+        gcMaxKind: lag.gcMaxKind,
+        gcTotalMs: lag.gcTotalMs,
         cpuUsPerStream: res.completed > 0 ? (cpuUs(g.pid) - cpu0) / res.completed : NaN,
         p50Ms: res.p50Ms,
         p99Ms: res.p99Ms,
