@@ -190,7 +190,13 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
   notify(wake: () => void): void {
     const src = this.src;
     if (this.phase === 'upstream' && src !== undefined && !(src instanceof IteratorPull) && src.notify !== undefined) src.notify(wake);
-    else void this.wait().then(wake);
+    // `wait` should never reject; if a resume's handlers threw, the stream ends with that
+    // error rather than hang with nobody woken (and the rejection unhandled).
+    else
+      void this.wait().then(wake, (err: unknown) => {
+        if (this.phase !== 'over') this.failLater(err);
+        wake();
+      });
   }
 
   /** The consumer stopped early (client gone): release the upstream and end the stream. Idempotent. */

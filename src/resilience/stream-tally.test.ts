@@ -26,6 +26,15 @@ describe('StreamTally', () => {
     expect(t.usage()).toEqual({ prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 });
   });
 
+  it('a chunk naming no model (absent or null) leaves the last model the usage chunk it builds will carry', () => {
+    const t = new StreamTally('resp-id', 'm-first', 1, false);
+    t.take(chunk({ content: 'a' }, null, { model: 'm-up' }));
+    t.take(chunk({ content: 'b' }, null, { model: null as unknown as string }));
+    t.take(chunk({ content: 'c' }, 'stop', { model: undefined }));
+    t.closeAttempt(10);
+    expect(t.usageOut().model).toBe('m-up');
+  });
+
   it('counts an attempt without usage from its text, and totals attempts; a continuation is relabelled and re-serialised', () => {
     const t = new StreamTally('resp-id', 'm', 1, true);
     t.take(chunk({ content: 'x'.repeat(40) }));

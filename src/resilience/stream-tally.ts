@@ -88,7 +88,7 @@ export class StreamTally {
     }
     // Kept only when it changed: each chunk's own copy of the same name would outlive the wait for the next.
     const model = chunk.model;
-    if (model !== undefined && model !== this.lastModel) this.lastModel = model;
+    if (model != null && model !== this.lastModel) this.lastModel = model;
     if (this.continuation) {
       if (!content) return undefined;
       // One response, one id: continuation chunks are re-labelled (and so re-serialised).

@@ -83,7 +83,7 @@ class SseWriter {
           if (!ok) return whenDrained(res, this.pump);
         }
         if (reader.notify !== undefined) reader.notify(this.pump);
-        else void reader.wait().then(this.pump);
+        else void reader.wait().then(this.pump, (err: unknown) => this.fail(err));
         return;
       }
       if (chunk === STREAM_END) break;
@@ -116,9 +116,11 @@ class SseWriter {
     try {
       // Stopped early (client gone): the stream releases its upstream. A no-op once it ended.
       this.reader.close();
-    } finally {
-      this.resolve(end);
+    } catch {
+      // Over either way. Nothing may escape the pump: it runs from a promise reaction or an
+      // event, where a throw is an unhandled rejection or an uncaught exception.
     }
+    this.resolve(end);
   }
 }
 
