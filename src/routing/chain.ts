@@ -39,21 +39,26 @@ type Labelling = 'alias' | 'auto' | 'pinned';
  * bound would grow this, so past MAX_REASONS a segment's candidates are built
  * per request instead.
  */
-const CANDIDATES = new WeakMap<Segment, Map<string, Map<Deployment, Candidate>[]>>();
+const kCandidates = Symbol('switchyard.candidates');
+type Cached = { reason: string; byRank: Candidate[][] }[];
+type CachingSegment = Segment & { [kCandidates]?: Cached };
 const MAX_REASONS = 16;
 
-function candidateFor(seg: Segment, reason: string, rank: number, d: Deployment, labelling: Labelling): Candidate {
-  let byReason = CANDIDATES.get(seg);
-  if (byReason === undefined) CANDIDATES.set(seg, (byReason = new Map()));
-  let ranks = byReason.get(reason);
-  if (ranks === undefined) {
-    if (byReason.size >= MAX_REASONS) return makeCandidate(seg, reason, rank, d, labelling);
-    byReason.set(reason, (ranks = []));
+/** The segment's candidates for `reason`, by rank then by pool position; undefined past MAX_REASONS. */
+function candidatesOf(seg: CachingSegment, reason: string): Candidate[][] | undefined {
+  let reasons = seg[kCandidates];
+  if (reasons === undefined) {
+    // On the segment itself (a property read, where a WeakMap lookup cost more than the
+    // allocations it saves), defined once and not enumerable: a spread copy of the
+    // segment (auto's tiers) must not share another labelling's candidates.
+    reasons = [];
+    Object.defineProperty(seg, kCandidates, { value: reasons, enumerable: false });
   }
-  const byDeployment = (ranks[rank] ??= new Map());
-  let c = byDeployment.get(d);
-  if (c === undefined) byDeployment.set(d, (c = makeCandidate(seg, reason, rank, d, labelling)));
-  return c;
+  for (let i = 0; i < reasons.length; i++) if (reasons[i]!.reason === reason) return reasons[i]!.byRank;
+  if (reasons.length >= MAX_REASONS) return undefined;
+  const byRank: Candidate[][] = [];
+  reasons.push({ reason, byRank });
+  return byRank;
 }
 
 function makeCandidate(seg: Segment, reason: string, rank: number, d: Deployment, labelling: Labelling): Candidate {
@@ -75,6 +80,7 @@ export function orderSegments(
   const out: Candidate[] = [];
   for (const seg of segments) {
     const { ordered, reason } = SELECTORS[seg.strategy](seg.pool, random);
+    const byRank = cache ? candidatesOf(seg, reason) : undefined;
     for (let i = 0; i < ordered.length; i++) {
       const d = ordered[i]!;
       // Locality first: a data-class refusal is a 403 whatever else the deployment lacks.
@@ -83,7 +89,14 @@ export function orderSegments(
         filtered.push(`${d.key}: ${why}`);
         continue;
       }
-      out.push(cache ? candidateFor(seg, reason, i, d, labelling) : makeCandidate(seg, reason, i, d, labelling));
+      if (byRank === undefined) {
+        out.push(makeCandidate(seg, reason, i, d, labelling));
+        continue;
+      }
+      // Pools are a handful long: the position is a short scan, and the cache two array reads.
+      const at = seg.pool.indexOf(d);
+      const row = (byRank[i] ??= []);
+      out.push((row[at] ??= makeCandidate(seg, reason, i, d, labelling)));
     }
   }
   return out;
