@@ -188,8 +188,8 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
 
   /** `wait` without a promise between two upstream events (the server's SSE writer); `wake` runs once, never synchronously. */
   notify(wake: () => void): void {
-    const src = this.src;
-    if (this.phase === 'upstream' && src !== undefined && !(src instanceof IteratorPull) && src.notify !== undefined) src.notify(wake);
+    const src = this.phase === 'upstream' ? notifying(this.src) : undefined;
+    if (src !== undefined) src.notify(wake);
     // `wait` should never reject; if a resume's handlers threw, the stream ends with that
     // error rather than hang with nobody woken (and the rejection unhandled).
     else
@@ -323,9 +323,9 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
       // keep-alive connection (a new TCP connection for a later request) and
       // two errors with stack traces, on every stream.
       scope.arm(FINISH_GRACE_MS, 'idle', 'upstream did not end its stream');
-      const src = this.src;
-      if (src !== undefined && !(src instanceof IteratorPull) && src.notify !== undefined) drainPull(src, scope);
-      else void drain(iterator, src instanceof IteratorPull ? src.inFlight : undefined).finally(() => scope.dispose());
+      const src = notifying(this.src);
+      if (src !== undefined) drainPull(src, scope);
+      else void drain(iterator, this.src instanceof IteratorPull ? this.src.inFlight : undefined).finally(() => scope.dispose());
     } else {
       // Release the upstream whatever happened (client gone, failure). A no-op if it ended.
       void iterator.return?.(undefined)?.catch(() => {});
@@ -354,19 +354,23 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
   }
 }
 
+/** A source that can wake its reader without a promise (an OpenAI-format stream). */
+type Notifying = ChunkPull & { notify(wake: () => void): void };
+const notifying = (src: ChunkPull | IteratorPull<ChatCompletionChunk> | undefined): Notifying | undefined =>
+  src !== undefined && !(src instanceof IteratorPull) && src.notify !== undefined ? (src as Notifying) : undefined;
+
 /**
  * `drain` for a stream read pull-style: no async frame or promise waits with
  * it for the upstream's last bytes (every stream ends this way, thousands at
  * a time under load, and those would outlive a young-generation cycle).
  */
-function drainPull(src: ChunkPull, scope: { dispose(): void }): void {
+function drainPull(src: Notifying, scope: { dispose(): void }): void {
   const step = (): void => {
     try {
       for (;;) {
         const r = src.pull();
         if (r === PULL_END) break;
-        // Called only for a stream that offers `notify`.
-        if (r === undefined) return src.notify!(step);
+        if (r === undefined) return src.notify(step);
       }
     } catch {
       // Ended all the same: the stream released the socket when it threw.
