@@ -138,10 +138,10 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
   /** A buffered attempt under the attempt timeout (bounded by the deadline). */
   const buffered =
     <T>(run: RequestRun, call: (adapter: ProviderAdapter, ctx: AttemptContext) => Promise<T>) =>
-    ({ candidate, adapter, scope }: AttemptInput): Promise<T> => {
+    ({ candidate, adapter, scope, remainingMs }: AttemptInput): Promise<T> => {
       const t = candidate.deployment.timeouts.requestTimeoutMs;
       // The deadline is enforced by the request's signal: arming for it here too would race it, and a lost race reads as an upstream timeout.
-      if (t < run.deadlineAt - clock.now()) scope.arm(t, 'attempt_timeout', `no answer within ${t} ms`);
+      if (t < remainingMs) scope.arm(t, 'attempt_timeout');
       // The executor marks the attempt's trace 200 when this resolves.
       return call(adapter, { signal: scope.signal, model: candidate.deployment.model, requestId: run.id });
     };

@@ -190,8 +190,14 @@ export interface WholeResponse {
   raw: Uint8Array;
 }
 
+/** What a 2xx answer's bytes become; it may throw (a malformed answer), which rejects the call. */
+export type AnswerReader<T> = (raw: Uint8Array, headers: UpstreamHeaders) => T;
+
+/** The answer as it came: bytes and headers. */
+export const wholeResponse: AnswerReader<WholeResponse> = (raw, headers) => ({ raw, headers });
+
 /** One buffered request/response: settles once, when the answer has fully arrived (or failed). */
-export class WholeExchange extends AbortableHandler implements Dispatcher.DispatchHandler {
+export class WholeExchange<T> extends AbortableHandler implements Dispatcher.DispatchHandler {
   private chunks: Buffer[] = [];
   private size = 0;
   private status = 0;
@@ -201,7 +207,8 @@ export class WholeExchange extends AbortableHandler implements Dispatcher.Dispat
   constructor(
     http: HttpUpstream,
     signal: Signal,
-    private readonly resolve: (res: WholeResponse) => void,
+    private readonly read: AnswerReader<T>,
+    private readonly resolve: (answer: T) => void,
     private readonly reject: (err: unknown) => void,
   ) {
     super(http, signal);
@@ -226,8 +233,15 @@ export class WholeExchange extends AbortableHandler implements Dispatcher.Dispat
     this.detach();
     const { chunks, size, status } = this;
     const raw = size === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-    if (status >= 200 && status < 300) this.resolve({ headers: this.headers, raw });
-    else this.reject(this.http.errorFromAnswer(status, raw, this.headers));
+    if (status < 200 || status >= 300) return this.reject(this.http.errorFromAnswer(status, raw, this.headers));
+    // Read here rather than in an async adapter method awaiting the bytes: one promise hop less a buffered call.
+    let answer: T;
+    try {
+      answer = this.read(raw, this.headers);
+    } catch (err) {
+      return this.reject(err);
+    }
+    this.resolve(answer);
   }
 
   protected fail(err: unknown): void {

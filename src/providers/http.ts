@@ -23,10 +23,10 @@ import { UpstreamError } from '../resilience/upstream-error.js';
 import type { Clock } from '../core/clock.js';
 import type { UpstreamHeaders } from './types.js';
 import type { Signal } from '../core/signal.js';
-import { Exchange, WholeExchange, type UpstreamBody, type WholeResponse } from './http-exchange.js';
+import { Exchange, WholeExchange, wholeResponse, type AnswerReader, type UpstreamBody, type WholeResponse } from './http-exchange.js';
 import { TextSource } from './text-source.js';
 
-export { headersOf, type UpstreamBody, type WholeResponse } from './http-exchange.js';
+export { headersOf, type AnswerReader, type UpstreamBody, type WholeResponse } from './http-exchange.js';
 export { TextSource } from './text-source.js';
 
 export interface UpstreamResponse {
@@ -116,11 +116,16 @@ export class HttpUpstream {
    * exchange (a buffered call needs neither the head early nor per-chunk wake-ups).
    */
   postWhole(path: string, body: string | Uint8Array, signal: Signal, extraHeaders?: Record<string, string>): Promise<WholeResponse> {
-    return new Promise<WholeResponse>((resolve, reject) => {
+    return this.postRead(path, body, signal, wholeResponse, extraHeaders);
+  }
+
+  /** postWhole, with the 2xx answer made into what `read` returns as it completes (a throw from `read` rejects). */
+  postRead<T>(path: string, body: string | Uint8Array, signal: Signal, read: AnswerReader<T>, extraHeaders?: Record<string, string>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       if (signal.aborted) return reject(this.transportError(signal.reason, signal));
       this.pool.dispatch(
         { method: 'POST', path: this.fullPath(path), headers: extraHeaders ? this.withExtra(extraHeaders) : this.headers, body },
-        new WholeExchange(this, signal, resolve, reject),
+        new WholeExchange(this, signal, read, resolve, reject),
       );
     });
   }

@@ -38,4 +38,16 @@ describe('AttemptScope', () => {
     expect((scope.signal.reason as Error).message).toBe('client gone');
     expect(other.signal.aborted).toBe(false);
   });
+
+  it('names the limit in the abort message when armed without one', async () => {
+    const clock = new VirtualClock(0);
+    const scope = new AttemptScope(new AbortController().signal, clock);
+    scope.arm(250, 'attempt_timeout');
+    await clock.advance(250);
+    expect((scope.signal.reason as AttemptAborted).message).toBe('no answer within 250 ms');
+    const ttft = new AttemptScope(new AbortController().signal, clock);
+    ttft.arm(40, 'ttft');
+    await clock.advance(40);
+    expect((ttft.signal.reason as AttemptAborted).message).toBe('no first token within 40 ms');
+  });
 });

@@ -13,13 +13,13 @@ export class AttemptScope {
   private timer: TimerHandle | undefined;
   private ms = 0;
   private kind: AbortKind = 'idle';
-  private message = '';
+  private message: string | undefined;
   /** The consumer holds a chunk (a slow client, backpressure): the timer may not abort. */
   private held = false;
   private expiredWhileHeld = false;
   private readonly onTimer = () => {
     if (this.held) this.expiredWhileHeld = true;
-    else this.controller.abort(new AttemptAborted(this.kind, this.message));
+    else this.controller.abort(new AttemptAborted(this.kind, this.message ?? limitMessage(this.kind, this.ms)));
   };
   private readonly unlink: () => void;
 
@@ -34,8 +34,12 @@ export class AttemptScope {
     return this.controller;
   }
 
-  /** (Re)arm the single timer: after `ms`, abort with `kind`. */
-  arm(ms: number, kind: AbortKind, message: string): void {
+  /**
+   * (Re)arm the single timer: after `ms`, abort with `kind`. Without a
+   * `message`, one naming the limit is made if the timer fires (most never do:
+   * no string built per attempt).
+   */
+  arm(ms: number, kind: AbortKind, message?: string): void {
     this.timer?.clear();
     this.ms = Math.max(0, ms);
     this.kind = kind;
@@ -72,4 +76,10 @@ export class AttemptScope {
     this.timer = undefined;
     this.unlink();
   }
+}
+
+function limitMessage(kind: AbortKind, ms: number): string {
+  if (kind === 'ttft') return `no first token within ${ms} ms`;
+  if (kind === 'attempt_timeout') return `no answer within ${ms} ms`;
+  return `aborted after ${ms} ms`;
 }

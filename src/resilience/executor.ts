@@ -102,11 +102,13 @@ export class Executor {
       let retries = 0;
       let waitedOwnCooldown = false;
       for (;;) {
-        if (run.signal.aborted || clock.now() >= run.deadlineAt) {
+        // One clock read for the deadline check, admission and the attempt's time budget (each is ~60 ns).
+        const now = clock.now();
+        if (run.signal.aborted || now >= run.deadlineAt) {
           reserved?.cancel();
           throw run.signal.aborted ? asDeadline(run.signal.reason) : deadlineError();
         }
-        const admission = health.admit(d.stateKey, waitedOwnCooldown);
+        const admission = health.admit(d.stateKey, waitedOwnCooldown, now);
         waitedOwnCooldown = false;
         if (!admission.ok) {
           this.skip(run, cand, admission.reason);
@@ -137,7 +139,7 @@ export class Executor {
             candidate: cand,
             adapter: this.deps.adapterFor(d),
             scope,
-            remainingMs: run.deadlineAt - clock.now(),
+            remainingMs: run.deadlineAt - now,
             trace,
             requestId: run.id,
           });

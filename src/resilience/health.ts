@@ -44,9 +44,9 @@ export class Health {
    * Admit a call now, taking a half-open probe slot when that is what it is.
    * `ownCooldown`: the caller is the request that waited out this cooldown's
    * Retry-After itself; timers may wake a hair before the wall clock agrees.
+   * `now`: the caller's reading of the clock, when it has one.
    */
-  admit(key: string, ownCooldown = false): Admission {
-    const now = this.clock.now();
+  admit(key: string, ownCooldown = false, now = this.clock.now()): Admission {
     const e = this.entry(key);
     if (e.cooldownUntil > now && !ownCooldown) return { ok: false, reason: 'cooldown', retryAt: e.cooldownUntil };
     const r = e.breaker.tryAcquire(now);

@@ -38,8 +38,8 @@ export async function openUntilCommit(input: AttemptInput, req: ChatRequest, req
   const ttft = ttftTimeoutMs <= requestTimeoutMs;
   const limit = ttft ? ttftTimeoutMs : requestTimeoutMs;
   if (limit < input.remainingMs) {
-    if (ttft) input.scope.arm(limit, 'ttft', `no first token within ${limit} ms`);
-    else input.scope.arm(limit, 'attempt_timeout', `no answer within ${limit} ms`);
+    if (ttft) input.scope.arm(limit, 'ttft');
+    else input.scope.arm(limit, 'attempt_timeout');
   }
   const t0 = performance.now();
   const stream = await input.adapter.chatStream(req, { signal: input.scope.signal, model: d.model, requestId });

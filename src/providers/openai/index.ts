@@ -50,11 +50,15 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
     this.query = opts.query ? `?${opts.query}` : '';
   }
 
-  async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
-    // A buffered call: `stream` is false or absent (then the upstream's default, false) unless the client sent null.
-    const body = req.stream === false || req.stream === undefined ? bodyWithModel(req, ctx.model) : JSON.stringify({ ...req, model: ctx.model, stream: false });
-    const { raw, headers } = await this.http.postWhole(this.opts.chatPath(ctx.model) + this.query, body, ctx.signal);
-    return new ForwardedAnswer<ChatCompletion>(raw, headers, 'choices');
+  chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
+    // Not async: the exchange resolves with the answer itself (one promise hop less a call).
+    try {
+      // A buffered call: `stream` is false or absent (then the upstream's default, false) unless the client sent null.
+      const body = req.stream === false || req.stream === undefined ? bodyWithModel(req, ctx.model) : JSON.stringify({ ...req, model: ctx.model, stream: false });
+      return this.http.postRead(this.opts.chatPath(ctx.model) + this.query, body, ctx.signal, readChatAnswer);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
@@ -68,10 +72,12 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
     return new OpenAIChunkStream(res.headers, this.http.textSource(res, ctx.signal));
   }
 
-  async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
-    const body = bodyWithModel(req, ctx.model);
-    const { raw, headers } = await this.http.postWhole(this.opts.embeddingsPath(ctx.model) + this.query, body, ctx.signal);
-    return new ForwardedAnswer<EmbeddingsResponse>(raw, headers, 'data');
+  embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
+    try {
+      return this.http.postRead(this.opts.embeddingsPath(ctx.model) + this.query, bodyWithModel(req, ctx.model), ctx.signal, readEmbeddingsAnswer);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   close(): Promise<void> {
@@ -127,6 +133,9 @@ export class ForwardedAnswer<T> {
     return (this.parsed ??= parseJsonBody(this.raw) as T);
   }
 }
+
+const readChatAnswer = (raw: Uint8Array, headers: UpstreamHeaders) => new ForwardedAnswer<ChatCompletion>(raw, headers, 'choices');
+const readEmbeddingsAnswer = (raw: Uint8Array, headers: UpstreamHeaders) => new ForwardedAnswer<EmbeddingsResponse>(raw, headers, 'data');
 
 export function createOpenAIAdapter(provider: ProviderConfig, deps: AdapterDeps): ProviderAdapter {
   return new OpenAICompatibleAdapter(provider, deps, {
