@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 
 export type PathName = 'bare' | 'parsing' | 'switchyard' | 'portkey' | 'baseline';
@@ -49,6 +49,10 @@ export interface StartGatewayOptions {
   config?: string;
   /** `baseline`: another checkout, built (its bin/ and dist/), run with the same config. */
   baselineRoot?: string;
+  /** A command to run the gateway under (valgrind and its options: bench/count.ts); replaces taskset. */
+  wrapper?: string[];
+  /** How long it may take to accept connections (default 30 s; valgrind needs more). */
+  startTimeoutMs?: number;
 }
 
 /** Event-loop lag over the hold, and the garbage collector's pauses over the same window. */
@@ -88,9 +92,10 @@ export async function startGateway(name: PathName, o: StartGatewayOptions): Prom
   }
   const log = openSync(join(o.logDir, `${name}.log`), 'a');
   const node = [process.execPath, ...(o.nodeFlags ?? []), ...args];
-  const proc = o.cpu === null ? spawn(node[0]!, node.slice(1), { env, stdio: ['ignore', log, log, 'ipc'] }) : spawn('taskset', ['-c', o.cpu, ...node], { env, stdio: ['ignore', log, log, 'ipc'] });
+  const command = o.wrapper ? [...o.wrapper, ...node] : o.cpu === null ? node : ['taskset', '-c', o.cpu, ...node];
+  const proc = spawn(command[0]!, command.slice(1), { env, stdio: ['ignore', log, log, 'ipc'] });
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  await waitForPort(o.port, proc, 30_000);
+  await waitForPort(o.port, proc, o.startTimeoutMs ?? 30_000);
 
   const ask = <T>(type: string, reply: string): Promise<T> =>
     new Promise((resolve, reject) => {
@@ -145,4 +150,15 @@ export function httpRequest(g: Gateway, port: number, body: string): string {
   let head = `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
   for (const [k, v] of Object.entries(g.headers)) head += `${k}: ${v}\r\n`;
   return `${head}\r\n${body}`;
+}
+
+/** A port nothing listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((res) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => res(p));
+    });
+  });
 }

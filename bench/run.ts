@@ -25,14 +25,13 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { LoadResult, LoadSpec } from './loadgen.js';
 import type { MockMode } from './mock-upstream.js';
 import { allowedCpus, cpuUs, rssMb, rssPeak } from './proc.js';
-import { httpRequest, LABEL, PATHS, startGateway, type Gateway, type PathName } from './paths.js';
+import { freePort, httpRequest, LABEL, PATHS, startGateway, type Gateway, type PathName } from './paths.js';
 import { chatBody, type CaseName } from './bodies.js';
 import { printCase, printHold, printVerdict, type HoldRow, type Row } from './report.js';
 
@@ -84,16 +83,6 @@ const HOLD = {
 const only = args.only ? new Set(args.only.split(',')) : null;
 const paths: PathName[] = args.paths ? (args.paths.split(',') as PathName[]) : [...PATHS];
 if (args.baseline && !paths.includes('baseline')) paths.splice(paths.indexOf('switchyard') + 1, 0, 'baseline');
-
-function freePort(): Promise<number> {
-  return new Promise((res) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => res(p));
-    });
-  });
-}
 
 /** A TS child (mock, load generator) on the load core, answering over IPC. */
 function child(file: string, cpu: string | null): ChildProcess {

@@ -1,0 +1,165 @@
+/**
+ * `npm run bench:count`: instructions a buffered chat request costs each
+ * gateway, counted by valgrind (callgrind) rather than timed. This machine's
+ * speed changes by the hour and a timed A/B cannot resolve differences under
+ * ~3 µs (5 %); a count of the gateway process's own user-space instructions,
+ * taken in a steady state, repeats to within ~1 % and needs no quiet machine.
+ * It does not see kernel time (socket writes) or cache misses, so it ranks
+ * changes to the gateway's own work; `npm run bench` stays the measure of
+ * throughput.
+ *
+ * How: each gateway runs under `valgrind --tool=callgrind` with V8's
+ * `--predictable` (no concurrent compiler or GC threads, so the JIT settles the
+ * same way every run), gets `--warmup` requests, then `--windows` windows of
+ * `--window` requests each; `callgrind_control --dump` closes each window.
+ * The figure is the lowest window (a window that holds a major GC or a
+ * re-optimisation reads higher; the lowest is the steady state), the median
+ * beside it. Two gateways run at a time; counts do not depend on timing.
+ *
+ *   npm run bench:count                                # bare, parsing, switchyard: ~6 minutes
+ *   npm run bench:count -- --baseline DIR              # and a built checkout in DIR: before/after
+ *   npm run bench:count -- --paths switchyard,baseline --baseline DIR --config FILE
+ *
+ * Needs valgrind (Debian: `apt-get install valgrind`).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
+import { chatBody } from './bodies.js';
+import { startMock } from './mock-upstream.js';
+import { freePort, LABEL, startGateway, type Gateway, type PathName } from './paths.js';
+
+const { values: args } = parseArgs({
+  options: {
+    paths: { type: 'string' },
+    baseline: { type: 'string' },
+    config: { type: 'string' },
+    warmup: { type: 'string', default: '6000' },
+    window: { type: 'string', default: '1500' },
+    windows: { type: 'string', default: '4' },
+    connections: { type: 'string', default: '8' },
+  },
+});
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const WARMUP = Number(args.warmup);
+const WINDOW = Number(args.window);
+const WINDOWS = Number(args.windows);
+const CONNECTIONS = Number(args.connections);
+const paths = (args.paths?.split(',') ?? ['bare', 'parsing', 'switchyard', ...(args.baseline ? ['baseline'] : [])]) as PathName[];
+for (const p of paths) {
+  if (!['bare', 'parsing', 'switchyard', 'baseline'].includes(p)) throw new Error(`--paths: '${p}' cannot be counted (bare, parsing, switchyard, baseline)`);
+}
+if (paths.includes('baseline') && !args.baseline) throw new Error('--paths baseline needs --baseline DIR');
+if (spawnSync('valgrind', ['--version']).status !== 0) {
+  console.error('bench:count needs valgrind on the PATH (Debian: apt-get install valgrind)');
+  process.exit(2);
+}
+
+interface Count {
+  path: PathName;
+  perRequest: number[];
+}
+
+async function count(name: PathName, mockPort: number, logDir: string): Promise<Count> {
+  const out = join(logDir, `${name}.callgrind`);
+  const g = await startGateway(name, {
+    root: ROOT,
+    mockPort,
+    port: await freePort(),
+    cpu: null,
+    logDir,
+    nodeFlags: ['--predictable'],
+    config: args.config ? resolve(args.config) : undefined,
+    baselineRoot: args.baseline ? resolve(args.baseline) : undefined,
+    wrapper: ['valgrind', '--tool=callgrind', `--callgrind-out-file=${out}.%p`, '--cache-sim=no', '--dump-line=no', '--compress-strings=no'],
+    startTimeoutMs: 300_000,
+  });
+  const pool = new Pool(`http://127.0.0.1:${g.port}`, { connections: CONNECTIONS });
+  try {
+    const body = chatBody('buffered', g.model);
+    const headers = { ...g.headers, 'content-type': 'application/json' };
+    await load(pool, body, headers, WARMUP);
+    await dump(g, pool, out);
+    const perRequest: number[] = [];
+    for (let w = 0; w < WINDOWS; w++) {
+      await load(pool, body, headers, WINDOW);
+      perRequest.push((await dump(g, pool, out)) / WINDOW);
+    }
+    return { path: name, perRequest };
+  } finally {
+    await pool.close();
+    await g.stop();
+  }
+}
+
+/** `n` requests over the pool's connections; every one must succeed. */
+async function load(pool: Pool, body: string, headers: Record<string, string>, n: number): Promise<void> {
+  let sent = 0;
+  const worker = async () => {
+    while (sent < n) {
+      sent++;
+      const res = await pool.request({ method: 'POST', path: '/v1/chat/completions', headers, body });
+      const text = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}: ${text.slice(0, 200)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+}
+
+/** Instructions since the last dump: callgrind acts on the request at its next basic block, so a ping wakes an idle loop. */
+async function dump(g: Gateway, pool: Pool, out: string): Promise<number> {
+  const prefix = `${out.split('/').pop()}.${g.pid}.`;
+  const dir = dirname(out);
+  const files = () => readdirSync(dir).filter((f) => f.startsWith(prefix));
+  const before = files().length;
+  execFileSync('callgrind_control', ['--dump', String(g.pid)], { stdio: 'ignore', timeout: 120_000 });
+  for (let i = 0; files().length === before; i++) {
+    if (i === 600) throw new Error(`${g.name}: callgrind never dumped`);
+    const r = await pool.request({ method: 'GET', path: '/healthz', headers: g.headers });
+    await r.body.text();
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const file = join(dir, `${prefix}${before + 1}`);
+  // The file appears before it is written: its totals line comes last.
+  for (let i = 0; i < 1200; i++) {
+    const m = /^totals: (\d+)/m.exec(readFileSync(file, 'utf8'));
+    if (m) return Number(m[1]);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${g.name}: ${file} never completed`);
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const k = (n: number) => `${(n / 1000).toFixed(1)}k`;
+
+async function main(): Promise<void> {
+  const logDir = mkdtempSync(join(tmpdir(), 'switchyard-count-'));
+  const mock = startMock();
+  const mockPort = await mock.listening;
+  console.log(`Switchyard instruction count — ${new Date().toISOString()}`);
+  console.log(`buffered chat, ${CONNECTIONS} connections; ${WARMUP} warm-up requests, then ${WINDOWS} windows × ${WINDOW}; valgrind files and logs in ${logDir}`);
+  const results: Count[] = [];
+  // Two at a time: one per core.
+  for (let i = 0; i < paths.length; i += 2) {
+    results.push(...(await Promise.all(paths.slice(i, i + 2).map((p) => count(p, mockPort, logDir)))));
+  }
+  mock.server.close();
+  const floor = results.find((r) => r.path === 'bare');
+  const base = results.find((r) => r.path === 'baseline');
+  console.log('\n| path | instructions / request (lowest window) | median window | windows | vs bare | vs baseline |');
+  console.log('| --- | ---: | ---: | --- | ---: | ---: |');
+  for (const r of results) {
+    const low = Math.min(...r.perRequest);
+    const vs = (other: Count | undefined) => (other ? `${(low / Math.min(...other.perRequest)).toFixed(3)}×` : '—');
+    console.log(`| ${LABEL[r.path]} | ${k(low)} | ${k(median(r.perRequest))} | ${r.perRequest.map(k).join(' ')} | ${vs(floor)} | ${vs(base)} |`);
+  }
+}
+
+await main();
