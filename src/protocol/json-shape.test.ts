@@ -39,6 +39,20 @@ describe('scanJsonShape', () => {
     expect(scanJsonShape(b('{"a":"\\\\","choices":[]}'), 'choices')).toEqual({ usage: null });
   });
 
+  it('finds the end of a string wherever its escapes fall, short or long', () => {
+    // Escaped quotes and backslashes (runs of them too) at every offset of strings up to 90 bytes long.
+    for (let at = 0; at < 80; at++) {
+      for (const esc of ['\\"', '\\\\', '\\\\\\"']) {
+        const value = `${'x'.repeat(at)}${esc}${'y'.repeat(at % 7)}`;
+        const text = `{"s":"${value}","choices":[],"usage":{"total_tokens":${at}}}`;
+        expect(JSON.parse(text).s.length).toBeGreaterThan(at); // the test's own JSON is valid
+        expect(scanJsonShape(b(text), 'choices'), text).toEqual({ usage: { total_tokens: at } });
+        // The same string left open: no closing quote is found anywhere.
+        expect(scanJsonShape(b(`{"choices":[],"s":"${value}`), 'choices'), text).toBeUndefined();
+      }
+    }
+  });
+
   it('refuses what is not one whole JSON object with the array', () => {
     const refused = [
       '',
