@@ -146,9 +146,16 @@ async function main(): Promise<void> {
   console.log(`Switchyard instruction count — ${new Date().toISOString()}`);
   console.log(`buffered chat, ${CONNECTIONS} connections; ${WARMUP} warm-up requests, then ${WINDOWS} windows × ${WINDOW}; valgrind files and logs in ${logDir}`);
   const results: Count[] = [];
-  // Two at a time: one per core.
+  // Two at a time: one per core. Both settle (each stops its gateway) before a failure is reported.
   for (let i = 0; i < paths.length; i += 2) {
-    results.push(...(await Promise.all(paths.slice(i, i + 2).map((p) => count(p, mockPort, logDir)))));
+    const settled = await Promise.allSettled(paths.slice(i, i + 2).map((p) => count(p, mockPort, logDir)));
+    for (const s of settled) {
+      if (s.status === 'rejected') {
+        mock.server.close();
+        throw s.reason;
+      }
+      results.push(s.value);
+    }
   }
   mock.server.close();
   const floor = results.find((r) => r.path === 'bare');

@@ -95,7 +95,12 @@ export async function startGateway(name: PathName, o: StartGatewayOptions): Prom
   const command = o.wrapper ? [...o.wrapper, ...node] : o.cpu === null ? node : ['taskset', '-c', o.cpu, ...node];
   const proc = spawn(command[0]!, command.slice(1), { env, stdio: ['ignore', log, log, 'ipc'] });
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  await waitForPort(o.port, proc, o.startTimeoutMs ?? 30_000);
+  try {
+    await waitForPort(o.port, proc, o.startTimeoutMs ?? 30_000);
+  } catch (err) {
+    proc.kill('SIGKILL'); // never listened: nothing to shut down gracefully, and nothing may outlive the run
+    throw err;
+  }
 
   const ask = <T>(type: string, reply: string): Promise<T> =>
     new Promise((resolve, reject) => {
