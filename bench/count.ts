@@ -1,6 +1,7 @@
 /**
- * `npm run bench:count`: instructions a buffered chat request costs each
- * gateway, counted by valgrind (callgrind) rather than timed. This machine's
+ * `npm run bench:count`: instructions a buffered chat request (or, with
+ * `--case stream20`, a 20-chunk stream) costs each gateway, counted by
+ * valgrind (callgrind) rather than timed. This machine's
  * speed changes by the hour and a timed A/B cannot resolve differences under
  * ~3 µs (5 %); a count of the gateway process's own user-space instructions,
  * taken in a steady state, repeats to within ~1 % and needs no quiet machine.
@@ -19,6 +20,7 @@
  *   npm run bench:count                                # bare, parsing, switchyard: ~6 minutes
  *   npm run bench:count -- --baseline DIR              # and a built checkout in DIR: before/after
  *   npm run bench:count -- --paths switchyard,baseline --baseline DIR --config FILE
+ *   npm run bench:count -- --case stream20 --warmup 3000 --window 500
  *
  * Needs valgrind (Debian: `apt-get install valgrind`).
  */
@@ -29,7 +31,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { chatBody } from './bodies.js';
+import { chatBody, type CaseName } from './bodies.js';
 import { startMock } from './mock-upstream.js';
 import { freePort, LABEL, startGateway, type Gateway, type PathName } from './paths.js';
 
@@ -42,6 +44,7 @@ const { values: args } = parseArgs({
     window: { type: 'string', default: '1500' },
     windows: { type: 'string', default: '4' },
     connections: { type: 'string', default: '8' },
+    case: { type: 'string', default: 'buffered' },
   },
 });
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -49,6 +52,8 @@ const WARMUP = Number(args.warmup);
 const WINDOW = Number(args.window);
 const WINDOWS = Number(args.windows);
 const CONNECTIONS = Number(args.connections);
+const CASE = args.case as CaseName;
+if (CASE !== 'buffered' && CASE !== 'stream20') throw new Error(`--case: '${args.case}' cannot be counted (buffered, stream20)`);
 const paths = (args.paths?.split(',') ?? ['bare', 'parsing', 'switchyard', ...(args.baseline ? ['baseline'] : [])]) as PathName[];
 for (const p of paths) {
   if (!['bare', 'parsing', 'switchyard', 'baseline'].includes(p)) throw new Error(`--paths: '${p}' cannot be counted (bare, parsing, switchyard, baseline)`);
@@ -80,7 +85,7 @@ async function count(name: PathName, mockPort: number, logDir: string): Promise<
   });
   const pool = new Pool(`http://127.0.0.1:${g.port}`, { connections: CONNECTIONS });
   try {
-    const body = chatBody('buffered', g.model);
+    const body = chatBody(CASE, g.model);
     const headers = { ...g.headers, 'content-type': 'application/json' };
     await load(pool, body, headers, WARMUP);
     await dump(g, pool, out);
@@ -144,7 +149,7 @@ async function main(): Promise<void> {
   const mock = startMock();
   const mockPort = await mock.listening;
   console.log(`Switchyard instruction count — ${new Date().toISOString()}`);
-  console.log(`buffered chat, ${CONNECTIONS} connections; ${WARMUP} warm-up requests, then ${WINDOWS} windows × ${WINDOW}; valgrind files and logs in ${logDir}`);
+  console.log(`${CASE === 'buffered' ? 'buffered chat' : '20-chunk streams'}, ${CONNECTIONS} connections; ${WARMUP} warm-up requests, then ${WINDOWS} windows × ${WINDOW}; valgrind files and logs in ${logDir}`);
   const results: Count[] = [];
   // Two at a time: one per core. Both settle (each stops its gateway) before a failure is reported.
   for (let i = 0; i < paths.length; i += 2) {
