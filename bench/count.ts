@@ -48,10 +48,16 @@ const { values: args } = parseArgs({
   },
 });
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const WARMUP = Number(args.warmup);
-const WINDOW = Number(args.window);
-const WINDOWS = Number(args.windows);
-const CONNECTIONS = Number(args.connections);
+/** A whole number of at least 1, or a clear refusal. */
+function count1(name: string, v: string | undefined): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number of at least 1, got '${v}'`);
+  return n;
+}
+const WARMUP = count1('warmup', args.warmup);
+const WINDOW = count1('window', args.window);
+const WINDOWS = count1('windows', args.windows);
+const CONNECTIONS = count1('connections', args.connections);
 const CASE = args.case as CaseName;
 if (CASE !== 'buffered' && CASE !== 'stream20') throw new Error(`--case: '${args.case}' cannot be counted (buffered, stream20)`);
 const paths = (args.paths?.split(',') ?? ['bare', 'parsing', 'switchyard', ...(args.baseline ? ['baseline'] : [])]) as PathName[];
