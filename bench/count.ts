@@ -17,7 +17,7 @@
  * re-optimisation reads higher; the lowest is the steady state), the median
  * beside it. Two gateways run at a time; counts do not depend on timing.
  *
- *   npm run bench:count                                # bare, parsing, switchyard: ~6 minutes
+ *   npm run bench:count                                # bare, parsing, switchyard: 3–8 minutes
  *   npm run bench:count -- --baseline DIR              # and a built checkout in DIR: before/after
  *   npm run bench:count -- --paths switchyard,baseline --baseline DIR --config FILE
  *   npm run bench:count -- --case stream20 --warmup 3000 --window 500
