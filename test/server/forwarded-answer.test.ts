@@ -2,7 +2,7 @@
  * A 2xx answer from an OpenAI-compatible upstream reaches the client as the
  * upstream's own bytes, with its usage read for the trace, and without the
  * gateway building the object — but an answer that is not a whole JSON object
- * with a `choices` array fails the attempt, so the request fails over.
+ * with its `choices` (embeddings: `data`) array fails the attempt, so the request fails over.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRawUpstream } from '../helpers/raw-upstream.js';
@@ -108,5 +108,24 @@ describe('a forwarded embeddings answer', () => {
     expect(Buffer.from(r.raw!).toString()).toBe(EMB);
     expect(traces[0]!.usage).toEqual({ promptTokens: 3, completionTokens: 0 });
     expect(r.body.data[0]!.embedding).toEqual([0.5, -1]);
+  });
+
+  it('fails the attempt and fails over when it carries no data array', async () => {
+    const EMB = '{"object":"list","data":[{"object":"embedding","index":0,"embedding":[1]}],"model":"e","usage":{"prompt_tokens":1,"total_tokens":1}}';
+    const bad = await startRawUpstream((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"error":{"message":"overloaded"}}');
+    });
+    const good = await startRawUpstream((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(EMB);
+    });
+    const gw = await startCostPair({ id: 'bad', url: bad.url, model: 'e1' }, { id: 'good', url: good.url, model: 'e2' });
+    open.push(bad, good, gw);
+    const res = await fetch(`${gw.baseURL}/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"chat","input":"hi"}' });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(EMB);
+    expect(res.headers.get('x-switchyard-deployment')).toBe('good/e2');
+    expect(bad.hits.length).toBe(1);
   });
 });
