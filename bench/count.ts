@@ -24,12 +24,12 @@
  *
  * Needs valgrind (Debian: `apt-get install valgrind`).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { Pool } from 'undici';
 import { chatBody, type CaseName } from './bodies.js';
 import { startMock } from './mock-upstream.js';
@@ -47,6 +47,7 @@ const { values: args } = parseArgs({
     case: { type: 'string', default: 'buffered' },
   },
 });
+const execFileAsync = promisify(execFile);
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** A whole number of at least 1, or a clear refusal. */
 function count1(name: string, v: string | undefined): number {
@@ -121,23 +122,39 @@ async function load(pool: Pool, body: string, headers: Record<string, string>, n
   await Promise.all(Array.from({ length: CONNECTIONS }, worker));
 }
 
-/** Instructions since the last dump: callgrind acts on the request at its next basic block, so a ping wakes an idle loop. */
+/**
+ * Instructions since the last dump. `callgrind_control` asks valgrind (through
+ * vgdb) and returns once the dump is written; where vgdb cannot interrupt an
+ * idle process, valgrind acts at the next basic block the gateway runs, so
+ * after a few seconds without a file a ping wakes it (a ping is a few
+ * thousand instructions against a window's millions).
+ */
 async function dump(g: Gateway, pool: Pool, out: string): Promise<number> {
   const prefix = `${out.split('/').pop()}.${g.pid}.`;
   const dir = dirname(out);
   const files = () => readdirSync(dir).filter((f) => f.startsWith(prefix));
   const before = files().length;
-  execFileSync('callgrind_control', ['--dump', String(g.pid)], { stdio: 'ignore', timeout: 120_000 });
+  // Asynchronous: the loop below stays free to ping while valgrind is asked.
+  const asked = execFileAsync('callgrind_control', ['--dump', String(g.pid)], { timeout: 120_000 });
+  let answered = false;
+  void asked.then(
+    () => (answered = true),
+    () => (answered = true),
+  );
   for (let i = 0; files().length === before; i++) {
-    if (i === 600) throw new Error(`${g.name}: callgrind never dumped`);
-    const r = await pool.request({ method: 'GET', path: '/healthz', headers: g.headers });
-    await r.body.text();
+    if (i === 1200) throw new Error(`${g.name}: callgrind never dumped`);
+    if (i >= 30 && i % 10 === 0) {
+      const r = await pool.request({ method: 'GET', path: '/healthz', headers: g.headers });
+      await r.body.text();
+    }
+    if (answered && i % 50 === 49) await asked; // a failed callgrind_control surfaces here
     await new Promise((r) => setTimeout(r, 100));
   }
+  await asked.catch(() => {}); // the file is there: the dump was taken
   const file = join(dir, `${prefix}${before + 1}`);
-  // The file appears before it is written: its totals line comes last.
+  // The file appears before it is written: its totals line (ended by a newline) comes last.
   for (let i = 0; i < 1200; i++) {
-    const m = /^totals: (\d+)/m.exec(readFileSync(file, 'utf8'));
+    const m = /^totals: (\d+)\n/m.exec(readFileSync(file, 'utf8'));
     if (m) return Number(m[1]);
     await new Promise((r) => setTimeout(r, 100));
   }

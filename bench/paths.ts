@@ -136,7 +136,7 @@ export async function startGateway(name: PathName, o: StartGatewayOptions): Prom
 async function waitForPort(port: number, proc: ChildProcess, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    if (proc.exitCode !== null) throw new Error(`gateway exited with code ${proc.exitCode} before listening on ${port}`);
+    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`gateway exited (${proc.exitCode ?? proc.signalCode}) before listening on ${port}`);
     const ok = await new Promise<boolean>((resolve) => {
       const s = connect({ port, host: '127.0.0.1' }, () => {
         s.destroy();
