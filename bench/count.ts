@@ -34,6 +34,7 @@ import { Pool } from 'undici';
 import { chatBody, type CaseName } from './bodies.js';
 import { startMock } from './mock-upstream.js';
 import { freePort, LABEL, startGateway, type Gateway, type PathName } from './paths.js';
+import { median } from './report.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -161,10 +162,6 @@ async function dump(g: Gateway, pool: Pool, out: string): Promise<number> {
   throw new Error(`${g.name}: ${file} never completed`);
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const k = (n: number) => `${(n / 1000).toFixed(1)}k`;
 
 async function main(): Promise<void> {

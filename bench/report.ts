@@ -39,6 +39,13 @@ export interface HoldRow {
   p99Ms: number;
 }
 
+/** The middle value (the mean of the two middle ones for an even count); NaN for none. */
+export const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2]! : (s[n / 2 - 1]! + s[n / 2]!) / 2;
+};
+
 const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '—');
 const signed = (n: number) => (Number.isFinite(n) ? `${n >= 0 ? '+' : '−'}${Math.abs(n).toFixed(0)}` : '—');

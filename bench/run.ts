@@ -33,7 +33,7 @@ import type { MockMode } from './mock-upstream.js';
 import { allowedCpus, cpuUs, rssMb, rssPeak } from './proc.js';
 import { freePort, httpRequest, LABEL, PATHS, startGateway, type Gateway, type PathName } from './paths.js';
 import { chatBody, type CaseName } from './bodies.js';
-import { printCase, printHold, printVerdict, type HoldRow, type Row } from './report.js';
+import { median, printCase, printHold, printVerdict, type HoldRow, type Row } from './report.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -123,11 +123,6 @@ async function settle(pids: number[], maxMs = 5000): Promise<void> {
     before = now;
   } while (Date.now() < until);
 }
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const n = s.length;
-  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2]! : (s[n / 2 - 1]! + s[n / 2]!) / 2;
-};
 
 async function main(): Promise<void> {
   const ncpu = availableParallelism();
