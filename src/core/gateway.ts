@@ -3,6 +3,7 @@
  * place that picks concrete implementations (adapters, health, limits,
  * observability hooks). The HTTP server is a thin adapter over this.
  */
+import { performance } from 'node:perf_hooks';
 import type { Config } from '../config/types.js';
 import type {
   ChatCompletion,
@@ -165,8 +166,10 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
       const usage = usageOf(answer);
       run.usage = usage;
       done.lease?.reconcile(usage?.total_tokens, answer.headers);
-      run.markResponseStart();
-      life.finish();
+      // The answer is complete: its response starts now, and the request ends now (one clock read for both).
+      const end = performance.now();
+      run.markResponseStart(end);
+      life.finish(undefined, end);
       return new BufferedChat(metaOf(run), answer);
     } catch (err) {
       life.finish(err);
@@ -186,8 +189,9 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
       const u = usageOf(answer);
       run.usage = u ? { prompt_tokens: u.prompt_tokens, completion_tokens: 0, total_tokens: u.total_tokens } : undefined;
       done.lease?.reconcile(u?.total_tokens, answer.headers);
-      run.markResponseStart();
-      life.finish();
+      const end = performance.now();
+      run.markResponseStart(end);
+      life.finish(undefined, end);
       return new BufferedAnswer(metaOf(run), answer);
     } catch (err) {
       life.finish(err);

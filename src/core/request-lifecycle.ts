@@ -4,9 +4,9 @@
  * gone, deadline), and the single trace emitted at the end — whatever the
  * outcome, including refusals before routing, so operators see those too.
  */
-import { randomUUID } from 'node:crypto';
 import type { Config, KeyConfig } from '../config/types.js';
 import type { EventBus } from '../observability/events.js';
+import { newUuid } from '../observability/compact-id.js';
 import { costUsd } from '../observability/cost.js';
 import type { KeyLimiter } from '../limits/key-limiter.js';
 import type { Catalog } from '../routing/catalog.js';
@@ -49,6 +49,8 @@ export interface RequestContext {
   key?: KeyConfig | null;
   /** The request id, when the caller already decided it (the server: requestIdOf); else taken from `headers` or made. */
   requestId?: string;
+  /** `requestId`'s words, when the caller made it with newUuid (the trace ring then stores them as they are). */
+  requestIdWords?: readonly number[];
 }
 
 const noop = () => {};
@@ -93,8 +95,10 @@ export class RequestLifecycle {
     const rid = ctx.requestId ?? header(ctx.headers, 'x-request-id');
     const now = clock.now();
     const controller = new Cancellation();
+    let idWords: number[] | undefined;
+    const id = rid !== undefined && (rid === ctx.requestId || REQUEST_ID_RE.test(rid)) ? rid : newUuid((idWords = []));
     this.run = new RequestRun(
-      rid !== undefined && (rid === ctx.requestId || REQUEST_ID_RE.test(rid)) ? rid : randomUUID(),
+      id,
       now,
       model,
       key?.id ?? null,
@@ -104,6 +108,7 @@ export class RequestLifecycle {
       controller,
       now + config.resilience.deadlineMs,
     );
+    this.run.idWords = idWords ?? (id === ctx.requestId ? ctx.requestIdWords : undefined);
     try {
       if (key?.models && !key.models.includes(model)) {
         throw new GatewayError(403, 'model_not_allowed', `This key may not use the model '${model}'`, 'model');
@@ -114,7 +119,7 @@ export class RequestLifecycle {
       this.estimatedTokens =
         requirements.estimatedTokens >= deps.exactTokensFrom ? exactTokens(this.chain[0]!.deployment.model) : requirements.estimatedTokens;
       if (key) {
-        const k = deps.keyLimiter.check(key, this.estimatedTokens);
+        const k = deps.keyLimiter.check(key, this.estimatedTokens, now);
         if (!k.ok) {
           const s = Math.max(1, Math.ceil(k.retryAfterMs / 1000));
           throw new GatewayError(429, 'rate_limited', `This key's rate limit is exhausted (rpm ${key.rpm ?? '-'}, tpm ${key.tpm ?? '-'}); retry after ${s} s`, null, s);
@@ -138,8 +143,8 @@ export class RequestLifecycle {
     this.deadline.clear();
   }
 
-  /** The request is over: release its timers and listeners, settle the key quota, emit its one trace. */
-  finish(err?: unknown): void {
+  /** The request is over: release its timers and listeners, settle the key quota, emit its one trace (`endedAt`: a `performance.now()` reading). */
+  finish(err?: unknown, endedAt?: number): void {
     this.deadline.clear();
     this.unlinkClient();
     const run = this.run;
@@ -148,10 +153,10 @@ export class RequestLifecycle {
     else this.keyLease?.reconcile(run.usage?.total_tokens);
     const u = run.usage;
     if (u) run.costUsd = costUsd(run.served?.deployment.price, { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens });
-    this.emit(err);
+    this.emit(err, endedAt);
   }
 
-  private emit(err: unknown): void {
+  private emit(err: unknown, endedAt?: number): void {
     const run = this.run;
     if (err !== undefined) {
       if (err instanceof GatewayError) {
@@ -165,7 +170,7 @@ export class RequestLifecycle {
         run.errorCode = 'client_closed_request';
       }
     }
-    const trace = run.finish();
+    const trace = run.finish(endedAt);
     if (trace) this.deps.bus.emit('request', trace);
   }
 }

@@ -28,11 +28,11 @@ export class LimitsGate implements CapacityGate {
     this.maxWaitMs = config.resilience.throttleMaxWaitMs;
   }
 
-  acquire(d: Deployment, _run: RequestRun, tokens: number) {
-    const r = this.pacer.tryAcquire(d, tokens);
+  acquire(d: Deployment, _run: RequestRun, tokens: number, now = this.clock.now()) {
+    const r = this.pacer.tryAcquire(d, tokens, now);
     if (!isThrottled(r)) return { ok: true as const, lease: r };
     this.bus.emit('throttle', { deployment: d.key, waitedMs: 0, outcome: 'skipped' });
-    return { ok: false as const, retryAt: this.clock.now() + r.waitMs };
+    return { ok: false as const, retryAt: now + r.waitMs };
   }
 
   async wait(candidates: readonly Candidate[], run: RequestRun, tokens: number) {

@@ -34,11 +34,10 @@ export class KeyLimiter {
     private readonly store: StateStore = new MemoryStateStore(),
   ) {}
 
-  /** Take one request of about `estimatedTokens` from `key`'s minute, or say when it would fit. */
-  check(key: KeyConfig, estimatedTokens: number): KeyCheck {
+  /** Take one request of about `estimatedTokens` from `key`'s minute, or say when it would fit. `now`: the caller's fresh clock reading. */
+  check(key: KeyConfig, estimatedTokens: number, now = this.clock.now()): KeyCheck {
     if (!(key.rpm && key.rpm > 0) && !(key.tpm && key.tpm > 0)) return UNLIMITED;
     const w = this.windowsFor(key);
-    const now = this.clock.now();
     const tokens = estimatedTokens > 0 ? estimatedTokens : 0;
     let wait = w.requests ? w.requests.waitMs(1, now) : 0;
     if (w.tokens) wait = Math.max(wait, w.tokens.waitMs(tokens, now));

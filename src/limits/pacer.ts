@@ -14,7 +14,7 @@
  */
 import type { Config } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
-import type { UpstreamHeaders } from '../providers/types.js';
+import { NO_HEADERS, type UpstreamHeaders } from '../providers/types.js';
 import type { Deployment } from '../routing/deployment.js';
 import { MemoryStateStore } from '../state/memory-store.js';
 import type { StateStore } from '../state/store.js';
@@ -71,11 +71,13 @@ export class Pacer {
     this.defaultRpm = config.limits.defaultRpm;
   }
 
-  /** Take capacity on `dep` for one attempt of about `tokens`, or say how long until there is some. */
-  tryAcquire(dep: Deployment, estimatedTokens: number): Lease | Throttled {
+  /**
+   * Take capacity on `dep` for one attempt of about `tokens`, or say how long
+   * until there is some. `now`: the caller's clock reading, when it has just taken one.
+   */
+  tryAcquire(dep: Deployment, estimatedTokens: number, now = this.clock.now()): Lease | Throttled {
     const tokens = estimatedTokens > 0 ? estimatedTokens : 0; // NaN and negatives count as nothing
     const st = this.state(dep);
-    const now = this.clock.now();
     const wait = this.waitFor(st, tokens, now);
     if (wait > 0) return { waitMs: wait };
     st.provider.take(tokens, now);
@@ -121,9 +123,11 @@ export class Pacer {
    * `lease.reconcile(actual, headers)` when the attempt's lease is at hand:
    * it stops counting that attempt as in flight first.
    */
-  observe(dep: Deployment, headers: UpstreamHeaders): void {
+  observe(dep: Deployment, headers: UpstreamHeaders, now?: number): void {
+    // Most answers carry none of the headers read here (vLLM, Ollama, most proxies): nothing to parse.
+    if (headers === NO_HEADERS) return;
     const st = this.state(dep);
-    const now = this.clock.now();
+    now ??= this.clock.now();
     const info = parseRateLimitHeaders(headers, now);
     if (info.requests?.resetAt !== undefined) {
       st.requests.observe(info.requests.remaining, info.requests.resetAt, st.inFlight, now, info.requests.limit);
@@ -197,13 +201,14 @@ class PacerLease implements Lease {
     st.inFlightTokens -= this.tokens;
     if (actualTokens !== undefined && Number.isFinite(actualTokens) && actualTokens >= 0) {
       const delta = actualTokens - this.tokens;
+      let now: number | undefined;
       if (delta !== 0) {
-        const now = pacer.clock.now();
+        now = pacer.clock.now();
         st.provider.adjustTokens(this.at, delta, now);
         st.own.adjustTokens(this.at, delta, now);
         st.tokens.giveBack(-delta, this.tokensEpoch, now);
       }
-      if (headers) pacer.observe(st.dep, headers);
+      if (headers) pacer.observe(st.dep, headers, now);
       if (delta < 0) pacer.released();
       return;
     }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { uuidToWords, wordsToUuid } from './compact-id.js';
+import { newUuid, uuidToWords, wordsToUuid } from './compact-id.js';
 
 describe('uuid words', () => {
   it('round-trips lowercase UUIDs, at any offset', () => {
@@ -17,5 +17,20 @@ describe('uuid words', () => {
       expect(uuidToWords(id, out, 0), id).toBe(false);
     }
     expect([...out]).toEqual([7, 7, 7, 7]);
+  });
+
+  it('makes version-4 UUIDs whose words are those of the text, distinct across pool refills', () => {
+    const seen = new Set<string>();
+    const parsed = new Uint32Array(4);
+    for (let i = 0; i < 1000; i++) {
+      const words: number[] = [];
+      const id = newUuid(words);
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(uuidToWords(id, parsed, 0)).toBe(true);
+      expect(words).toEqual([...parsed]);
+      seen.add(id);
+    }
+    expect(seen.size).toBe(1000); // 1,000 ids span four refills of the 256-id pool
+    expect(newUuid()).toMatch(/^[0-9a-f-]{36}$/);
   });
 });

@@ -4,6 +4,8 @@
  * to the old space (it lives as long as the ring holds the record). Four
  * 32-bit words in a typed array hold it instead; the text is rebuilt on read.
  */
+import { randomFillSync } from 'node:crypto';
+
 const HEX = new Int8Array(128).fill(-1);
 for (let i = 0; i < 10; i++) HEX[48 + i] = i;
 for (let i = 0; i < 6; i++) HEX[97 + i] = 10 + i;
@@ -46,4 +48,39 @@ export function wordsToUuid(words: Uint32Array, at: number): string {
     }
   }
   return s;
+}
+
+/** Two hex digits of each byte value. */
+const BYTE_HEX = Array.from({ length: 256 }, (_, b) => DIGITS[b >> 4]! + DIGITS[b & 15]!);
+/** Random words for ids, refilled 256 ids at a time (one call into the CSPRNG, as node's randomUUID batches). */
+const pool = new Uint32Array(4 * 256);
+let poolAt = pool.length;
+
+const hex8 = (w: number): string => BYTE_HEX[w >>> 24]! + BYTE_HEX[(w >>> 16) & 255]! + BYTE_HEX[(w >>> 8) & 255]! + BYTE_HEX[w & 255]!;
+const hex4pair = (w: number): string => `${BYTE_HEX[w >>> 24]!}${BYTE_HEX[(w >>> 16) & 255]!}-${BYTE_HEX[(w >>> 8) & 255]!}${BYTE_HEX[w & 255]!}`;
+
+/**
+ * A fresh random UUID (version 4, as `crypto.randomUUID` makes), its four
+ * words written to `words` (index 0–3) when given. The gateway makes an id for
+ * every request without one and the trace ring stores it as these words:
+ * handing them over saves parsing the text back (~0.4 µs a request with
+ * randomUUID and uuidToWords, against ~0.2 µs for this).
+ */
+export function newUuid(words?: number[]): string {
+  if (poolAt === pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const w0 = pool[poolAt]!;
+  const w1 = ((pool[poolAt + 1]! & 0xffff0fff) | 0x4000) >>> 0; // version 4
+  const w2 = ((pool[poolAt + 2]! & 0x3fffffff) | 0x80000000) >>> 0; // variant 10
+  const w3 = pool[poolAt + 3]!;
+  poolAt += 4;
+  if (words !== undefined) {
+    words[0] = w0;
+    words[1] = w1;
+    words[2] = w2;
+    words[3] = w3;
+  }
+  return `${hex8(w0)}-${hex4pair(w1)}-${hex4pair(w2)}${hex8(w3)}`;
 }

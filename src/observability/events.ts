@@ -30,8 +30,16 @@ export type StreamOutcome =
   | 'broken' // cut after commit and could not be resumed: error event sent
   | 'client_aborted'; // client went away
 
+/**
+ * On a trace record whose id the gateway made (newUuid): the id's four 32-bit
+ * words, so the trace ring stores them without parsing the text. A symbol key:
+ * not part of the record's JSON, its equality or its public shape.
+ */
+export const ID_WORDS: unique symbol = Symbol('switchyard.idWords');
+
 export interface TraceRecord {
   id: string;
+  [ID_WORDS]?: readonly number[];
   /** ISO 8601. */
   startedAt: string;
   durationMs: number;

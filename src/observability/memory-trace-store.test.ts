@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { attempt, trace } from '../../test/helpers/observability-fixtures.js';
+import { newUuid } from './compact-id.js';
+import { ID_WORDS } from './events.js';
 import { MemoryTraceStore } from './memory-trace-store.js';
 
 describe('MemoryTraceStore ring', () => {
@@ -60,6 +62,20 @@ describe('MemoryTraceStore ring', () => {
       ['ffffffff-ffff-ffff-ffff-ffffffffffff', 'not a time'],
     ]);
     expect(s.query({ since: Date.parse('2026-11-30T05:00:00.500Z'), limit: 10 }).map((t) => t.id)).toEqual(['client-chosen-id', '0123ABCD-4567-89EF-0123-456789ABCDEF']);
+  });
+
+  it('stores a made id by the words that came with it, and finds it by its text', () => {
+    const s = new MemoryTraceStore(4);
+    const words: number[] = [];
+    const id = newUuid(words);
+    s.add({ ...trace({ id }), [ID_WORDS]: words });
+    expect(s.get(id)?.id).toBe(id);
+    expect(s.query({ limit: 1 })[0]!.id).toBe(id);
+    // The words are what is stored: a record whose words disagree with its text is found by the words' id.
+    const other: number[] = [];
+    const otherId = newUuid(other);
+    s.add({ ...trace({ id: newUuid() }), [ID_WORDS]: other });
+    expect(s.get(otherId)).toBeDefined();
   });
 
   it('refuses a capacity that is not a positive integer', () => {

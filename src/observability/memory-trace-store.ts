@@ -13,7 +13,7 @@
  * object itself. Reads rebuild records; they serve an admin endpoint, not the
  * request path, and may scan the whole ring (a few thousand comparisons).
  */
-import type { AttemptTrace, TraceRecord } from './events.js';
+import { ID_WORDS, type AttemptTrace, type TraceRecord } from './events.js';
 import { Interner } from './interner.js';
 import { isoTime, isoTimeMs } from './iso-time.js';
 import { uuidToWords, wordsToUuid } from './compact-id.js';
@@ -72,7 +72,19 @@ export class MemoryTraceStore implements TraceStore {
 
   add(t: TraceRecord): void {
     const slot = this.next;
-    this.ids[slot] = uuidToWords(t.id, this.uuids, slot * 4) ? undefined : t.id;
+    const words = t[ID_WORDS];
+    if (words !== undefined) {
+      // Made by the gateway: its words came with it.
+      const u = this.uuids;
+      const w = slot * 4;
+      u[w] = words[0]!;
+      u[w + 1] = words[1]!;
+      u[w + 2] = words[2]!;
+      u[w + 3] = words[3]!;
+      this.ids[slot] = undefined;
+    } else {
+      this.ids[slot] = uuidToWords(t.id, this.uuids, slot * 4) ? undefined : t.id;
+    }
     const ms = isoTimeMs(t.startedAt);
     this.startedAt[slot] = Number.isNaN(ms) ? t.startedAt : undefined;
     this.times[slot] = ms;

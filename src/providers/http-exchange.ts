@@ -8,7 +8,7 @@
 import type { Dispatcher } from 'undici';
 import type { Signal } from '../core/signal.js';
 import type { HttpUpstream, UpstreamResponse } from './http.js';
-import type { UpstreamHeaders } from './types.js';
+import { NO_HEADERS, type UpstreamHeaders } from './types.js';
 
 /** Unread body bytes above which the socket is paused (a slow consumer). */
 const HIGH_WATER = 64 * 1024;
@@ -201,7 +201,7 @@ export class WholeExchange<T> extends AbortableHandler implements Dispatcher.Dis
   private chunks: Buffer[] = [];
   private size = 0;
   private status = 0;
-  private headers: UpstreamHeaders = {};
+  private headers: UpstreamHeaders = NO_HEADERS;
   private settled = false;
 
   constructor(
@@ -267,19 +267,20 @@ const toError = (e: unknown): Error => (e instanceof Error ? e : new Error(Strin
  * buffers.
  */
 export function headersOf(raw: Buffer[]): UpstreamHeaders {
-  const out: Record<string, string | string[]> = {};
+  let out: Record<string, string | string[]> | undefined;
   const n = raw.length - (raw.length % 2);
   for (let i = 0; i < n; i += 2) {
     const nb = raw[i]!;
     if (!isKept(nb)) continue;
     const name = nb.toString('latin1').toLowerCase();
     const value = raw[i + 1]!.toString('latin1');
+    out ??= {};
     const prev = out[name];
     if (prev === undefined) out[name] = value;
     else if (Array.isArray(prev)) prev.push(value);
     else out[name] = [prev, value];
   }
-  return out;
+  return out ?? NO_HEADERS;
 }
 
 /** Prefixes of every name limits/rate-limit-headers.ts reads (RATE_LIMIT_HEADERS; a test holds the two together). */

@@ -12,6 +12,7 @@ import { AttemptAborted } from '../resilience/abort.js';
 import { UpstreamError } from '../resilience/upstream-error.js';
 import { headersOf, HttpUpstream } from './http.js';
 import { parseRateLimitHeaders, RATE_LIMIT_HEADERS } from '../limits/rate-limit-headers.js';
+import { NO_HEADERS } from './types.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -312,5 +313,13 @@ describe('headersOf', () => {
     expect(headersOf(raw)).toEqual(expected);
     expect(headersOf(raw.map((b) => Buffer.from(b)))).toEqual(expected);
     expect(parseRateLimitHeaders(headersOf(raw), 1000)).toEqual({ requests: { remaining: 499, resetAt: 1120, limit: 500 }, retryAfterMs: 7000 });
+  });
+
+  it('answers an answer without any of them with the one shared, frozen empty object (what the pacer skips)', () => {
+    const none = headersOf(['Content-Type', 'application/json', 'x-request-id', 'r', 'retry', '1'].map((s) => Buffer.from(s)));
+    expect(none).toBe(NO_HEADERS);
+    expect(headersOf([])).toBe(NO_HEADERS);
+    expect(Object.isFrozen(NO_HEADERS)).toBe(true);
+    expect(NO_HEADERS).toEqual({});
   });
 });

@@ -20,6 +20,9 @@ import type { PULL_END } from '../core/iterator-pull.js';
 /** An upstream answer's headers, lower-case names; from a socket only those the gateway acts on (rate limits, retry-after: see headersOf). */
 export type UpstreamHeaders = Record<string, string | string[] | undefined>;
 
+/** An answer that carried none of the headers the gateway acts on (the common case): one shared object, so readers can skip it by identity. */
+export const NO_HEADERS: UpstreamHeaders = Object.freeze({});
+
 export interface AttemptContext {
   /** Aborted on attempt timeout, TTFT/stall, deadline or client disconnect; its reason says which. */
   signal: Signal;

@@ -24,7 +24,8 @@ import type { UpstreamError } from './upstream-error.js';
 
 /** Capacity check before a call (limits/ plugs in here). */
 export interface CapacityGate {
-  acquire(d: Deployment, run: RequestRun, estimatedTokens: number): { ok: true; lease: Lease } | { ok: false; retryAt: number };
+  /** `now`: the executor's clock reading for this attempt (the gate need not read the clock again). */
+  acquire(d: Deployment, run: RequestRun, estimatedTokens: number, now?: number): { ok: true; lease: Lease } | { ok: false; retryAt: number };
   /** Wait for the earliest of `candidates` to have capacity, bounded by the gate's own limits. */
   wait?(candidates: readonly Candidate[], run: RequestRun, estimatedTokens: number): Promise<{ candidate: Candidate; lease: Lease } | { retryAt: number }>;
 }
@@ -102,7 +103,7 @@ export class Executor {
       let retries = 0;
       let waitedOwnCooldown = false;
       for (;;) {
-        // One clock read for the deadline check, admission and the attempt's time budget (each is ~60 ns).
+        // One clock read for the deadline check, admission, pacing and the attempt's time budget (each is ~70 ns).
         const now = clock.now();
         if (run.signal.aborted || now >= run.deadlineAt) {
           reserved?.cancel();
@@ -119,7 +120,7 @@ export class Executor {
         let lease: Lease | undefined = reserved;
         reserved = undefined;
         if (this.deps.gate && !lease) {
-          const cap = this.deps.gate.acquire(d, run, opts.estimatedTokens);
+          const cap = this.deps.gate.acquire(d, run, opts.estimatedTokens, now);
           if (!cap.ok) {
             health.release(d.stateKey, admission.probe);
             this.skip(run, cand, 'throttled');

@@ -4,7 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { DataClass } from '../config/types.js';
-import type { AttemptTrace, StreamOutcome, TraceRecord } from '../observability/events.js';
+import { ID_WORDS, type AttemptTrace, type StreamOutcome, type TraceRecord } from '../observability/events.js';
 import type { Candidate } from '../routing/chain.js';
 import type { Usage } from '../protocol/openai.js';
 import type { Signal } from '../core/signal.js';
@@ -29,6 +29,8 @@ export class RequestRun {
   errorCode: string | null = null;
   /** Gateway time up to the response head (or the stream's commit point). */
   overheadMs = 0;
+  /** `id`'s words when the gateway made it (see ID_WORDS). */
+  idWords: readonly number[] | undefined = undefined;
   private done = false;
 
   constructor(
@@ -46,9 +48,9 @@ export class RequestRun {
     public deadlineAt: number,
   ) {}
 
-  /** Freeze the overhead figure: now minus the time spent waiting on others. */
-  markResponseStart(): number {
-    this.overheadMs = Math.max(0, performance.now() - this.t0 - this.waitedMs);
+  /** Freeze the overhead figure: now (a `performance.now()` reading) minus the time spent waiting on others. */
+  markResponseStart(now = performance.now()): number {
+    this.overheadMs = Math.max(0, now - this.t0 - this.waitedMs);
     return this.overheadMs;
   }
 
@@ -59,15 +61,16 @@ export class RequestRun {
     return n;
   }
 
-  /** Returns the trace once; later calls return undefined (a request is recorded once). */
-  finish(): TraceRecord | undefined {
+  /** Returns the trace once; later calls return undefined (a request is recorded once). `endedAt`: a `performance.now()` reading. */
+  finish(endedAt = performance.now()): TraceRecord | undefined {
     if (this.done) return undefined;
     this.done = true;
     const d = this.served?.deployment;
     return {
       id: this.id,
+      [ID_WORDS]: this.idWords,
       startedAt: isoTime(this.startedAt),
-      durationMs: Math.round((performance.now() - this.t0) * 1000) / 1000,
+      durationMs: Math.round((endedAt - this.t0) * 1000) / 1000,
       keyId: this.keyId,
       model: this.model,
       routedProvider: d ? d.provider.id : null,

@@ -4,15 +4,16 @@
  * gateway reads, so an error response, the routed response and the trace all
  * carry the same id (a client's invalid id is never echoed).
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { REQUEST_ID_RE } from '../core/request-meta.js';
+import { newUuid } from '../observability/compact-id.js';
 
 
-export function requestIdOf(headers: IncomingHttpHeaders): string {
+/** `words`: where a made id's words go (see newUuid), for the gateway to hand to the trace ring. */
+export function requestIdOf(headers: IncomingHttpHeaders, words?: number[]): string {
   const v = headers['x-request-id'];
   if (typeof v === 'string' && REQUEST_ID_RE.test(v)) return v;
-  const id = randomUUID();
+  const id = newUuid(words);
   headers['x-request-id'] = id;
   return id;
 }

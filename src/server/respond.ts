@@ -16,6 +16,21 @@ export type HeaderMap = Record<string, string | number>;
 const NOT_HEADER_SAFE = /[^\t\x20-\x7e]/;
 const headerSafe = (v: string): string => (NOT_HEADER_SAFE.test(v) ? encodeURIComponent(v) : v);
 
+/**
+ * `ms` with three decimals, as `toFixed(3)` writes it for the gateway's own
+ * overhead (a few ms at most), without its runtime call (~200 ns against ~60
+ * here, on every routed response). Halves round up (toFixed rounds the
+ * binary value: 1.2345 may read 1.234 there and 1.235 here, a difference no
+ * reader of the header can see).
+ */
+export function fixed3(ms: number): string {
+  if (!(ms >= 0 && ms < 1e9)) return ms.toFixed(3);
+  const m = Math.round(ms * 1000);
+  const whole = Math.floor(m / 1000);
+  const frac = m - whole * 1000;
+  return `${whole}${frac < 10 ? '.00' : frac < 100 ? '.0' : '.'}${frac}`;
+}
+
 /** A header list as `writeHead` takes it flat (name, value, name, value…): no header object per response. */
 export type HeaderList = (string | number)[];
 
@@ -33,7 +48,7 @@ export function pushRoutingHeaders(head: HeaderList, meta: RoutingMeta): HeaderL
     'x-switchyard-fallback',
     meta.fallback ? 'true' : 'false',
     'x-switchyard-overhead-ms',
-    meta.overheadMs.toFixed(3),
+    fixed3(meta.overheadMs),
   );
   return head;
 }

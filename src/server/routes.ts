@@ -37,6 +37,7 @@ export type RoutedResponse = ServerResponse & { [kAbort]?: () => void };
 const CLOSE: HeaderMap = { connection: 'close' };
 const HEALTHZ = JSON.stringify({ status: 'ok' });
 const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
+const DONE = Promise.resolve();
 
 export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: () => boolean, failed: FailureHandler): Handler {
   const { config } = gateway;
@@ -46,21 +47,26 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
   // The model list is fixed for a gateway's life.
   const modelsJson = JSON.stringify(gateway.models());
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** Dispatch. The two routed endpoints are their own async functions: no second promise and hop for every chat request. */
+  function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     const method = req.method ?? 'GET';
+    switch (path) {
+      case '/v1/chat/completions':
+      case '/chat/completions':
+        return method === 'POST' ? chat(req, res) : refuse(methodNotAllowed('POST'), req, res);
+      case '/v1/embeddings':
+      case '/embeddings':
+        return method === 'POST' ? embeddings(req, res) : refuse(methodNotAllowed('POST'), req, res);
+    }
+    return other(req, res, url, q, path, method);
+  }
+
+  async function other(req: IncomingMessage, res: ServerResponse, url: string, q: number, path: string, method: string): Promise<void> {
     try {
       switch (path) {
-        case '/v1/chat/completions':
-        case '/chat/completions':
-          if (method !== 'POST') throw methodNotAllowed('POST');
-          return await chat(req, res);
-        case '/v1/embeddings':
-        case '/embeddings':
-          if (method !== 'POST') throw methodNotAllowed('POST');
-          return await embeddings(req, res);
         case '/v1/models':
         case '/models':
           onlyGet(method);
@@ -97,17 +103,27 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
       }
       throw notFound(path);
     } catch (err) {
-      if (!(err instanceof GatewayError)) return failed(err, req, res);
-      try {
-        // Answered before the whole body arrived (401, 413, …): close rather than
-        // leave the client and the parser to agree on where the next request starts.
-        const extra: HeaderMap | undefined = req.complete ? undefined : CLOSE;
-        const headers = err instanceof MethodNotAllowed ? { ...extra, allow: err.allow } : extra;
-        sendError(res, err, requestIdOf(req.headers), headers);
-      } catch (e) {
-        failed(e, req, res);
-      }
+      answerError(err, req, res);
     }
+  }
+
+  /** A client error as the contract's error body; anything else goes to `failed`. Never throws. */
+  function answerError(err: unknown, req: IncomingMessage, res: ServerResponse): void {
+    if (!(err instanceof GatewayError)) return failed(err, req, res);
+    try {
+      // Answered before the whole body arrived (401, 413, …): close rather than
+      // leave the client and the parser to agree on where the next request starts.
+      const extra: HeaderMap | undefined = req.complete ? undefined : CLOSE;
+      const headers = err instanceof MethodNotAllowed ? { ...extra, allow: err.allow } : extra;
+      sendError(res, err, requestIdOf(req.headers), headers);
+    } catch (e) {
+      failed(e, req, res);
+    }
+  }
+
+  function refuse(err: GatewayError, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    answerError(err, req, res);
+    return DONE;
   }
 
   function admin(req: IncomingMessage): void {
@@ -120,23 +136,33 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
   }
 
   async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const requestId = requestIdOf(req.headers);
-    const key = auth.authenticate(req.headers);
-    const body = parseJsonBody(await readBody(req, maxBody));
-    const result = await gateway.chat(body, { key, headers: req.headers, requestId, onClientGone: whenClientLeaves(res) });
-    if (result.stream) {
-      await writeSse(res, result, result.meta);
-      return;
+    try {
+      const idWords: number[] = [];
+      const requestId = requestIdOf(req.headers, idWords);
+      const key = auth.authenticate(req.headers);
+      const body = parseJsonBody(await readBody(req, maxBody));
+      const result = await gateway.chat(body, { key, headers: req.headers, requestId, requestIdWords: idWords.length === 4 ? idWords : undefined, onClientGone: whenClientLeaves(res) });
+      if (result.stream) {
+        await writeSse(res, result, result.meta);
+        return;
+      }
+      sendRouted(res, result.raw ?? JSON.stringify(result.body), result.meta);
+    } catch (err) {
+      answerError(err, req, res);
     }
-    sendRouted(res, result.raw ?? JSON.stringify(result.body), result.meta);
   }
 
   async function embeddings(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const requestId = requestIdOf(req.headers);
-    const key = auth.authenticate(req.headers);
-    const body = parseJsonBody(await readBody(req, maxBody));
-    const result = await gateway.embeddings(body, { key, headers: req.headers, requestId, onClientGone: whenClientLeaves(res) });
-    sendRouted(res, result.raw ?? JSON.stringify(result.body), result.meta);
+    try {
+      const idWords: number[] = [];
+      const requestId = requestIdOf(req.headers, idWords);
+      const key = auth.authenticate(req.headers);
+      const body = parseJsonBody(await readBody(req, maxBody));
+      const result = await gateway.embeddings(body, { key, headers: req.headers, requestId, requestIdWords: idWords.length === 4 ? idWords : undefined, onClientGone: whenClientLeaves(res) });
+      sendRouted(res, result.raw ?? JSON.stringify(result.body), result.meta);
+    } catch (err) {
+      answerError(err, req, res);
+    }
   }
 
   return handle;
