@@ -21,6 +21,13 @@
  *   npm run bench:count -- --baseline DIR              # and a built checkout in DIR: before/after
  *   npm run bench:count -- --paths switchyard,baseline --baseline DIR --config FILE
  *   npm run bench:count -- --case stream20 --warmup 3000 --window 500
+ *   npm run bench:count -- --paths bare,switchyard --functions 40   # and where they went, by function
+ *
+ * `--functions N` (count-functions.ts) lists, for the first path, the N
+ * functions (JavaScript, V8 builtins and runtime, node's C++, libc) with the
+ * most instructions a request in its lowest window, and for each other path
+ * the N largest differences from the first. It runs the gateways with
+ * `--perf-basic-prof` (V8's map of its compiled code, read after they stop).
  *
  * Needs valgrind (Debian: `apt-get install valgrind`).
  */
@@ -34,6 +41,7 @@ import { Pool } from 'undici';
 import { chatBody, type CaseName } from './bodies.js';
 import { startMock } from './mock-upstream.js';
 import { freePort, LABEL, startGateway, type Gateway, type PathName } from './paths.js';
+import { byFunction, functionTable, type ByFunction } from './count-functions.js';
 import { median } from './report.js';
 
 const { values: args } = parseArgs({
@@ -46,6 +54,7 @@ const { values: args } = parseArgs({
     windows: { type: 'string', default: '4' },
     connections: { type: 'string', default: '8' },
     case: { type: 'string', default: 'buffered' },
+    functions: { type: 'string' },
   },
 });
 const execFileAsync = promisify(execFile);
@@ -60,6 +69,7 @@ const WARMUP = count1('warmup', args.warmup);
 const WINDOW = count1('window', args.window);
 const WINDOWS = count1('windows', args.windows);
 const CONNECTIONS = count1('connections', args.connections);
+const FUNCTIONS = args.functions === undefined ? 0 : count1('functions', args.functions);
 const CASE = args.case as CaseName;
 if (CASE !== 'buffered' && CASE !== 'stream20') throw new Error(`--case: '${args.case}' cannot be counted (buffered, stream20)`);
 const paths = (args.paths?.split(',') ?? ['bare', 'parsing', 'switchyard', ...(args.baseline ? ['baseline'] : [])]) as PathName[];
@@ -75,6 +85,8 @@ if (spawnSync('valgrind', ['--version']).status !== 0) {
 interface Count {
   path: PathName;
   perRequest: number[];
+  /** With --functions: the lowest window's instructions by function. */
+  functions?: ByFunction;
 }
 
 async function count(name: PathName, mockPort: number, logDir: string): Promise<Count> {
@@ -85,28 +97,34 @@ async function count(name: PathName, mockPort: number, logDir: string): Promise<
     port: await freePort(),
     cpu: null,
     logDir,
-    nodeFlags: ['--predictable'],
+    nodeFlags: ['--predictable', ...(FUNCTIONS > 0 ? ['--perf-basic-prof'] : [])],
     config: args.config ? resolve(args.config) : undefined,
     baselineRoot: args.baseline ? resolve(args.baseline) : undefined,
     wrapper: ['valgrind', '--tool=callgrind', `--callgrind-out-file=${out}.%p`, '--cache-sim=no', '--dump-line=no', '--compress-strings=no'],
     startTimeoutMs: 300_000,
   });
   const pool = new Pool(`http://127.0.0.1:${g.port}`, { connections: CONNECTIONS });
+  const perRequest: number[] = [];
+  const files: string[] = [];
   try {
     const body = chatBody(CASE, g.model);
     const headers = { ...g.headers, 'content-type': 'application/json' };
     await load(pool, body, headers, WARMUP);
     await dump(g, pool, out);
-    const perRequest: number[] = [];
     for (let w = 0; w < WINDOWS; w++) {
       await load(pool, body, headers, WINDOW);
-      perRequest.push((await dump(g, pool, out)) / WINDOW);
+      const { total, file } = await dump(g, pool, out);
+      perRequest.push(total / WINDOW);
+      files.push(file);
     }
-    return { path: name, perRequest };
   } finally {
     await pool.close();
     await g.stop();
   }
+  if (FUNCTIONS === 0) return { path: name, perRequest };
+  // V8 writes its code map as it goes and completes it at exit: read once the gateway stopped.
+  const lowest = files[perRequest.indexOf(Math.min(...perRequest))]!;
+  return { path: name, perRequest, functions: await byFunction(lowest, g.pid, WINDOW, ROOT, join(logDir, `${name}.perf.map`)) };
 }
 
 /** `n` requests over the pool's connections; every one must succeed. */
@@ -130,7 +148,7 @@ async function load(pool: Pool, body: string, headers: Record<string, string>, n
  * after a few seconds without a file a ping wakes it (a ping is a few
  * thousand instructions against a window's millions).
  */
-async function dump(g: Gateway, pool: Pool, out: string): Promise<number> {
+async function dump(g: Gateway, pool: Pool, out: string): Promise<{ total: number; file: string }> {
   const prefix = `${out.split('/').pop()}.${g.pid}.`;
   const dir = dirname(out);
   const files = () => readdirSync(dir).filter((f) => f.startsWith(prefix));
@@ -154,9 +172,10 @@ async function dump(g: Gateway, pool: Pool, out: string): Promise<number> {
   await asked.catch(() => {}); // the file is there: the dump was taken
   const file = join(dir, `${prefix}${before + 1}`);
   // The file appears before it is written: its totals line (ended by a newline) comes last.
+  // Instructions are its first figure (more follow if valgrind simulated caches too).
   for (let i = 0; i < 1200; i++) {
-    const m = /^totals: (\d+)\n/m.exec(readFileSync(file, 'utf8'));
-    if (m) return Number(m[1]);
+    const m = /^totals: (\d+)[ \d]*\n/m.exec(readFileSync(file, 'utf8'));
+    if (m) return { total: Number(m[1]), file };
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${g.name}: ${file} never completed`);
@@ -192,6 +211,10 @@ async function main(): Promise<void> {
     const vs = (other: Count | undefined) => (other ? `${(low / Math.min(...other.perRequest)).toFixed(3)}×` : '—');
     console.log(`| ${LABEL[r.path]} | ${k(low)} | ${k(median(r.perRequest))} | ${r.perRequest.map(k).join(' ')} | ${vs(floor)} | ${vs(base)} |`);
   }
+  const [first, ...others] = results;
+  if (first?.functions === undefined) return;
+  console.log(functionTable(LABEL[first.path], first.functions, FUNCTIONS));
+  for (const r of others) console.log(functionTable(LABEL[r.path], r.functions!, FUNCTIONS, { label: LABEL[first.path], counts: first.functions }));
 }
 
 await main();
