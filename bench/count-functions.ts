@@ -60,12 +60,14 @@ function lookup(ranges: CodeRange[], addr: number): string | undefined {
   return r !== undefined && addr < r.end ? r.name : undefined;
 }
 
-/** `JS:*name file:///…/dist/x.js:1:2` → `name dist/x.js:1`; V8's tier marks and the checkout's path go. */
-function shortName(name: string, root: string): string {
+/**
+ * `JS:*name file:///…/dist/x.js:1:2` → `name dist/x.js:1`: V8's tier marks and
+ * the checkout's path go, so a baseline checkout's functions match this one's.
+ */
+function shortName(name: string): string {
   return name
     .replace(/^JS:[*~^+]?/, '')
-    .replace(`file://${root}/`, '')
-    .replace(`${root}/`, '')
+    .replace(/(?:file:\/\/)?\/\S*?\/(dist|node_modules|bench)\//, '$1/')
     .replace(/:(\d+):\d+$/, ':$1');
 }
 
@@ -73,7 +75,7 @@ function shortName(name: string, root: string): string {
  * Instructions a request, by function, of one callgrind dump (`requests`
  * requests long) of process `pid`; V8's map of it is moved to `keepMap`.
  */
-export async function byFunction(file: string, pid: number, requests: number, root: string, keepMap: string): Promise<ByFunction> {
+export async function byFunction(file: string, pid: number, requests: number, keepMap: string): Promise<ByFunction> {
   const ranges = readPerfMap(pid, keepMap);
   const { stdout } = await execFileAsync('callgrind_annotate', ['--threshold=100', file], { maxBuffer: 256 * 1024 * 1024 });
   const out: ByFunction = new Map();
@@ -87,7 +89,7 @@ export async function byFunction(file: string, pid: number, requests: number, ro
     const jit = /^\?\?\?:0x([0-9a-f]+) \[\?\?\?\]$/.exec(what);
     if (jit) {
       const name = lookup(ranges, parseInt(jit[1]!, 16));
-      add(name === undefined ? '(JIT code not in the map)' : shortName(name, root), n);
+      add(name === undefined ? '(JIT code not in the map)' : shortName(name), n);
       continue;
     }
     // `file:function [object]`: the inclusive entries of main and the event loop hold everything; skip them.

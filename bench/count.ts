@@ -124,7 +124,7 @@ async function count(name: PathName, mockPort: number, logDir: string): Promise<
   if (FUNCTIONS === 0) return { path: name, perRequest };
   // V8 writes its code map as it goes and completes it at exit: read once the gateway stopped.
   const lowest = files[perRequest.indexOf(Math.min(...perRequest))]!;
-  return { path: name, perRequest, functions: await byFunction(lowest, g.pid, WINDOW, ROOT, join(logDir, `${name}.perf.map`)) };
+  return { path: name, perRequest, functions: await byFunction(lowest, g.pid, WINDOW, join(logDir, `${name}.perf.map`)) };
 }
 
 /** `n` requests over the pool's connections; every one must succeed. */

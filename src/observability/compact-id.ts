@@ -50,21 +50,28 @@ export function wordsToUuid(words: Uint32Array, at: number): string {
   return s;
 }
 
-/** Two hex digits of each byte value. */
-const BYTE_HEX = Array.from({ length: 256 }, (_, b) => DIGITS[b >> 4]! + DIGITS[b & 15]!);
 /** Random words for ids, refilled 256 ids at a time (one call into the CSPRNG, as node's randomUUID batches). */
 const pool = new Uint32Array(4 * 256);
 let poolAt = pool.length;
+/** The id's text is written here and read out once: a flat string, where joining 20 pieces made a rope to flatten later. */
+const text = Buffer.alloc(36, 0x2d); // '-' where the hyphens go
+const DIGIT_BYTES = Buffer.from(DIGITS, 'latin1');
 
-const hex8 = (w: number): string => BYTE_HEX[w >>> 24]! + BYTE_HEX[(w >>> 16) & 255]! + BYTE_HEX[(w >>> 8) & 255]! + BYTE_HEX[w & 255]!;
-const hex4pair = (w: number): string => `${BYTE_HEX[w >>> 24]!}${BYTE_HEX[(w >>> 16) & 255]!}-${BYTE_HEX[(w >>> 8) & 255]!}${BYTE_HEX[w & 255]!}`;
+/** Eight hex digits of `w` at text[at..at+7], skipping the hyphen at `hyphen` (-1: none). */
+function putHex(w: number, at: number, hyphen: number): void {
+  for (let k = at + 7 + (hyphen === -1 ? 0 : 1); k >= at; k--) {
+    if (k === hyphen) continue;
+    text[k] = DIGIT_BYTES[w & 15]!;
+    w >>>= 4;
+  }
+}
 
 /**
  * A fresh random UUID (version 4, as `crypto.randomUUID` makes), its four
  * words written to `words` (index 0–3) when given. The gateway makes an id for
  * every request without one and the trace ring stores it as these words:
- * handing them over saves parsing the text back (~0.4 µs a request with
- * randomUUID and uuidToWords, against ~0.2 µs for this).
+ * handing them over saves parsing the text back (randomUUID, then
+ * uuidToWords on its rope of a string: ~0.65 µs a request; this: ~0.17 µs).
  */
 export function newUuid(words?: number[]): string {
   if (poolAt === pool.length) {
@@ -82,5 +89,10 @@ export function newUuid(words?: number[]): string {
     words[2] = w2;
     words[3] = w3;
   }
-  return `${hex8(w0)}-${hex4pair(w1)}-${hex4pair(w2)}${hex8(w3)}`;
+  // 8-4-4-4-12: w0 | w1 (hyphen at 13) | w2 (hyphen at 23) | w3
+  putHex(w0, 0, -1);
+  putHex(w1, 9, 13);
+  putHex(w2, 19, 23);
+  putHex(w3, 28, -1);
+  return text.toString('latin1', 0, 36);
 }

@@ -31,10 +31,20 @@ describe('splicedBody', () => {
     expect(splice('{"model":"chat","messages":[],"mod\\u0065l":"chat"}', 'x')).toBeUndefined();
     expect(splice('{"model":"chat","messages":[{"role":"model","content":"hi"}]}', 'x')).toBeUndefined();
     expect(splice('{"model":"chat","messages":[{"role":"user","content":"caf\\u00e9"}]}', 'x')).toBeUndefined();
+    // An escaped backslash before a \u escape: the escape still counts.
+    expect(splice('{"model":"chat","messages":[{"role":"user","content":"a\\\\\\u00e9"}]}', 'x')).toBeUndefined();
     // A mention inside content is escaped, so it does not count.
     expect(splice('{"model":"chat","messages":[{"role":"user","content":"the \\"model\\" key"}]}', 'x')).toBe(
       '{"model":"x","messages":[{"role":"user","content":"the \\"model\\" key"}]}',
     );
+  });
+
+  it('splices past what only looks like those: an escaped backslash before a u, a name ending in "model"', () => {
+    const path = '{"model":"chat","messages":[{"role":"user","content":"C:\\\\users\\\\me"}]}';
+    expect(JSON.parse(path).messages[0].content).toBe('C:\\users\\me');
+    expect(splice(path, 'x')).toBe(path.replace('"chat"', '"x"'));
+    const named = '{"model":"chat","my_model":"m","messages":[{"role":"user","content":"a model\\"s view"}]}';
+    expect(splice(named, 'x')).toBe(named.replace('"chat"', '"x"'));
   });
 
   it('belongs to the parsed object as it was: a derived copy, a changed model or a forgotten body get nothing', () => {
