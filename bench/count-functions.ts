@@ -26,6 +26,8 @@ interface CodeRange {
   start: number;
   end: number;
   name: string;
+  /** Line in the map: V8 reuses freed code space, and a later entry for an address supersedes an earlier one. */
+  order: number;
 }
 
 /** Reads V8's map of process `pid` and moves it to `keepAs` (beside the callgrind files, for `callgrind_annotate --tree=caller` lookups). */
@@ -37,7 +39,7 @@ function readPerfMap(pid: number, keepAs: string): CodeRange[] {
     const b = line.indexOf(' ', a + 1);
     if (a === -1 || b === -1) continue;
     const start = parseInt(line.slice(0, a), 16);
-    ranges.push({ start, end: start + parseInt(line.slice(a + 1, b), 16), name: line.slice(b + 1) });
+    ranges.push({ start, end: start + parseInt(line.slice(a + 1, b), 16), name: line.slice(b + 1), order: ranges.length });
   }
   try {
     renameSync(file, keepAs);
@@ -47,7 +49,7 @@ function readPerfMap(pid: number, keepAs: string): CodeRange[] {
   return ranges.sort((x, y) => x.start - y.start);
 }
 
-/** The last range starting at or before `addr` that holds it. */
+/** The most recently written range that holds `addr` (ranges sorted by start; code objects are at most a few MB). */
 function lookup(ranges: CodeRange[], addr: number): string | undefined {
   let lo = 0;
   let hi = ranges.length - 1;
@@ -56,9 +58,17 @@ function lookup(ranges: CodeRange[], addr: number): string | undefined {
     if (ranges[mid]!.start <= addr) lo = mid + 1;
     else hi = mid - 1;
   }
-  const r = ranges[hi];
-  return r !== undefined && addr < r.end ? r.name : undefined;
+  let best: CodeRange | undefined;
+  // Every range starting at or before addr, nearest first, until none that far back could reach it.
+  for (let i = hi; i >= 0 && addr - ranges[i]!.start < MAX_CODE_BYTES; i--) {
+    const r = ranges[i]!;
+    if (addr < r.end && (best === undefined || r.order > best.order)) best = r;
+  }
+  return best?.name;
 }
+
+/** Larger than any code object V8 makes for a function or a builtin. */
+const MAX_CODE_BYTES = 4 * 1024 * 1024;
 
 /**
  * `JS:*name file:///…/dist/x.js:1:2` → `name dist/x.js:1`: V8's tier marks and

@@ -97,7 +97,8 @@ async function count(name: PathName, mockPort: number, logDir: string): Promise<
     port: await freePort(),
     cpu: null,
     logDir,
-    nodeFlags: ['--predictable', ...(FUNCTIONS > 0 ? ['--perf-basic-prof'] : [])],
+    // With the code map V8 also opens its own log: kept beside the rest, not in the working directory.
+    nodeFlags: ['--predictable', ...(FUNCTIONS > 0 ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${join(logDir, `${name}.v8.log`)}`] : [])],
     config: args.config ? resolve(args.config) : undefined,
     baselineRoot: args.baseline ? resolve(args.baseline) : undefined,
     wrapper: ['valgrind', '--tool=callgrind', `--callgrind-out-file=${out}.%p`, '--cache-sim=no', '--dump-line=no', '--compress-strings=no'],

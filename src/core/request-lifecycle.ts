@@ -5,7 +5,7 @@
  * outcome, including refusals before routing, so operators see those too.
  */
 import type { Config, KeyConfig } from '../config/types.js';
-import type { EventBus } from '../observability/events.js';
+import { ID_WORDS, type EventBus } from '../observability/events.js';
 import { newUuid } from '../observability/compact-id.js';
 import { costUsd } from '../observability/cost.js';
 import type { KeyLimiter } from '../limits/key-limiter.js';
@@ -49,8 +49,12 @@ export interface RequestContext {
   key?: KeyConfig | null;
   /** The request id, when the caller already decided it (the server: requestIdOf); else taken from `headers` or made. */
   requestId?: string;
-  /** `requestId`'s words, when the caller made it with newUuid (the trace ring then stores them as they are). */
-  requestIdWords?: readonly number[];
+  /**
+   * Internal (the server's): `requestId`'s words, when it was made with newUuid, so
+   * the trace ring stores them without parsing the text. Under a symbol the package
+   * does not export: the ring trusts these words, so no library caller should set them.
+   */
+  [ID_WORDS]?: readonly number[];
 }
 
 const noop = () => {};
@@ -108,7 +112,8 @@ export class RequestLifecycle {
       controller,
       now + config.resilience.deadlineMs,
     );
-    this.run.idWords = idWords ?? (id === ctx.requestId ? ctx.requestIdWords : undefined);
+    const given = id === ctx.requestId ? ctx[ID_WORDS] : undefined;
+    this.run.idWords = idWords ?? (given?.length === 4 ? given : undefined);
     try {
       if (key?.models && !key.models.includes(model)) {
         throw new GatewayError(403, 'model_not_allowed', `This key may not use the model '${model}'`, 'model');
@@ -116,10 +121,11 @@ export class RequestLifecycle {
       this.run.dataClass = effectiveDataClass(this.run.dataClass, header(ctx.headers, 'x-switchyard-data-class'));
       this.scope = { requirements, localOnly: requiresLocal(this.run.dataClass, key) };
       this.chain = buildChain(deps.catalog, model, this.scope, deps.random);
-      this.estimatedTokens =
-        requirements.estimatedTokens >= deps.exactTokensFrom ? exactTokens(this.chain[0]!.deployment.model) : requirements.estimatedTokens;
+      const tokenized = requirements.estimatedTokens >= deps.exactTokensFrom;
+      this.estimatedTokens = tokenized ? exactTokens(this.chain[0]!.deployment.model) : requirements.estimatedTokens;
       if (key) {
-        const k = deps.keyLimiter.check(key, this.estimatedTokens, now);
+        // The request's clock reading still holds unless the tokenizer ran (tens of µs to ms on a long prompt).
+        const k = deps.keyLimiter.check(key, this.estimatedTokens, tokenized ? undefined : now);
         if (!k.ok) {
           const s = Math.max(1, Math.ceil(k.retryAfterMs / 1000));
           throw new GatewayError(429, 'rate_limited', `This key's rate limit is exhausted (rpm ${key.rpm ?? '-'}, tpm ${key.tpm ?? '-'}); retry after ${s} s`, null, s);

@@ -34,7 +34,7 @@ export class KeyLimiter {
     private readonly store: StateStore = new MemoryStateStore(),
   ) {}
 
-  /** Take one request of about `estimatedTokens` from `key`'s minute, or say when it would fit. `now`: the caller's fresh clock reading. */
+  /** Take one request of about `estimatedTokens` from `key`'s minute, or say when it would fit. `now`: the caller's clock reading, when it took one just now. */
   check(key: KeyConfig, estimatedTokens: number, now = this.clock.now()): KeyCheck {
     if (!(key.rpm && key.rpm > 0) && !(key.tpm && key.tpm > 0)) return UNLIMITED;
     const w = this.windowsFor(key);

@@ -32,8 +32,12 @@ export type StreamOutcome =
 
 /**
  * On a trace record whose id the gateway made (newUuid): the id's four 32-bit
- * words, so the trace ring stores them without parsing the text. A symbol key:
- * not part of the record's JSON, its equality or its public shape.
+ * words, so the trace ring stores them without parsing the text. A symbol key
+ * the package does not export: JSON.stringify and pino skip it, so it is not in
+ * any trace the API serves or any log line; deep-equality helpers (vitest's
+ * toEqual, assert.deepStrictEqual) and object spread do see it. Every record
+ * carries the key (undefined for ids the gateway did not make), so all records
+ * share one shape.
  */
 export const ID_WORDS: unique symbol = Symbol('switchyard.idWords');
 

@@ -71,11 +71,15 @@ describe('MemoryTraceStore ring', () => {
     s.add({ ...trace({ id }), [ID_WORDS]: words });
     expect(s.get(id)?.id).toBe(id);
     expect(s.query({ limit: 1 })[0]!.id).toBe(id);
-    // The words are what is stored: a record whose words disagree with its text is found by the words' id.
-    const other: number[] = [];
-    const otherId = newUuid(other);
-    s.add({ ...trace({ id: newUuid() }), [ID_WORDS]: other });
-    expect(s.get(otherId)).toBeDefined();
+  });
+
+  it('gives each record its own strings when consecutive records repeat, alternate and mix them across columns', () => {
+    const s = new MemoryTraceStore(16);
+    const made = ['a', 'b', 'a', 'a', 'c', 'b'].map((d, i) =>
+      trace({ id: `mix-${i}`, deployment: `p/${d}`, routedModel: d, selection: i % 2 ? 'weighted' : `weighted, rank ${i}`, keyId: i === 3 ? null : 'team-a', model: d === 'a' ? 'p/b' : 'fast' }),
+    );
+    for (const t of made) s.add(t);
+    for (const t of made) expect(s.get(t.id)).toEqual(t);
   });
 
   it('refuses a capacity that is not a positive integer', () => {

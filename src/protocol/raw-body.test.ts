@@ -39,6 +39,13 @@ describe('splicedBody', () => {
     );
   });
 
+  it('declines a body that starts with a byte order mark (the decoded text is three bytes shorter than the bytes)', () => {
+    const text = '{"model":"chat","messages":[]}';
+    const parsed = JSON.parse(text) as { model: string };
+    rememberRawBody(parsed, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]), text);
+    expect(splicedBody(parsed, 'x')).toBeUndefined();
+  });
+
   it('splices past what only looks like those: an escaped backslash before a u, a name ending in "model"', () => {
     const path = '{"model":"chat","messages":[{"role":"user","content":"C:\\\\users\\\\me"}]}';
     expect(JSON.parse(path).messages[0].content).toBe('C:\\users\\me');

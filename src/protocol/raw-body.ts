@@ -38,7 +38,8 @@ const LEAD = '{"model":"';
 
 /** Keep `bytes` (whose UTF-8 decoding is `text`) for `parsed`, when they can be spliced. */
 export function rememberRawBody(parsed: { model?: unknown }, bytes: Buffer, text: string): void {
-  if (!text.startsWith(LEAD)) return;
+  // Offsets into `text` are offsets into `bytes` only if the decoder dropped nothing: not after a byte order mark.
+  if (!text.startsWith(LEAD) || bytes[0] !== 0x7b /* { */) return;
   const close = text.indexOf('"', LEAD.length);
   if (close === -1) return;
   const next = text.charCodeAt(close + 1);

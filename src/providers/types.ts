@@ -17,8 +17,8 @@ import type {
 import type { Signal } from '../core/signal.js';
 import type { PULL_END } from '../core/iterator-pull.js';
 
-/** An upstream answer's headers, lower-case names; from a socket only those the gateway acts on (rate limits, retry-after: see headersOf). */
-export type UpstreamHeaders = Record<string, string | string[] | undefined>;
+/** An upstream answer's headers, lower-case names; from a socket only those the gateway acts on (rate limits, retry-after: see headersOf). Read-only: NO_HEADERS is shared. */
+export type UpstreamHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
 /** An answer that carried none of the headers the gateway acts on (the common case): one shared object, so readers can skip it by identity. */
 export const NO_HEADERS: UpstreamHeaders = Object.freeze({});

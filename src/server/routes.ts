@@ -6,6 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Gateway } from '../core/gateway.js';
+import { ID_WORDS } from '../observability/events.js';
 import { GatewayError } from '../core/errors.js';
 import { Authenticator, presentedKey } from './auth.js';
 import { parseJsonBody, readBody } from './body.js';
@@ -141,7 +142,7 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
       const requestId = requestIdOf(req.headers, idWords);
       const key = auth.authenticate(req.headers);
       const body = parseJsonBody(await readBody(req, maxBody));
-      const result = await gateway.chat(body, { key, headers: req.headers, requestId, requestIdWords: idWords.length === 4 ? idWords : undefined, onClientGone: whenClientLeaves(res) });
+      const result = await gateway.chat(body, { key, headers: req.headers, requestId, [ID_WORDS]: idWords.length === 4 ? idWords : undefined, onClientGone: whenClientLeaves(res) });
       if (result.stream) {
         await writeSse(res, result, result.meta);
         return;
@@ -158,7 +159,7 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
       const requestId = requestIdOf(req.headers, idWords);
       const key = auth.authenticate(req.headers);
       const body = parseJsonBody(await readBody(req, maxBody));
-      const result = await gateway.embeddings(body, { key, headers: req.headers, requestId, requestIdWords: idWords.length === 4 ? idWords : undefined, onClientGone: whenClientLeaves(res) });
+      const result = await gateway.embeddings(body, { key, headers: req.headers, requestId, [ID_WORDS]: idWords.length === 4 ? idWords : undefined, onClientGone: whenClientLeaves(res) });
       sendRouted(res, result.raw ?? JSON.stringify(result.body), result.meta);
     } catch (err) {
       answerError(err, req, res);

@@ -60,6 +60,18 @@ describe('the forwarded request body', () => {
     expect(up.hits[0]!.body).toEqual({ model: 'first-model', messages: [{ role: 'user', content: 'hi' }] });
   });
 
+  it('a body behind a UTF-8 byte order mark: the upstream gets valid JSON with the deployment\'s model', async () => {
+    const { up, gw } = await setup();
+    const json = '{"model":"chat","messages":[{"role":"user","content":"hi"}]}';
+    const res = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]),
+    });
+    expect(res.status).toBe(200);
+    expect(up.hits[0]!.body).toEqual({ model: 'first-model', messages: [{ role: 'user', content: 'hi' }] });
+  });
+
   it('a fail-over sends the next deployment its own model', async () => {
     const { up, gw } = await setup([503, 200]);
     const res = await post(gw, '{"model":"chat","messages":[{"role":"user","content":"hi"}]}');
