@@ -5,7 +5,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Gateway } from '../core/gateway.js';
+import type { CallOptions, Gateway } from '../core/gateway.js';
 import { ID_WORDS } from '../observability/events.js';
 import { GatewayError } from '../core/errors.js';
 import { Authenticator, presentedKey } from './auth.js';
@@ -136,13 +136,18 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
     }
   }
 
+  /** A routed call's id and key, decided before the body is read (a bad key is a 401 without reading it). */
+  function callOptions(req: IncomingMessage, res: ServerResponse): CallOptions {
+    const idWords: number[] = [];
+    const requestId = requestIdOf(req.headers, idWords);
+    const key = auth.authenticate(req.headers);
+    return { key, headers: req.headers, requestId, [ID_WORDS]: idWords.length === 4 ? idWords : undefined, onClientGone: whenClientLeaves(res) };
+  }
+
   async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
-      const idWords: number[] = [];
-      const requestId = requestIdOf(req.headers, idWords);
-      const key = auth.authenticate(req.headers);
-      const body = parseJsonBody(await readBody(req, maxBody));
-      const result = await gateway.chat(body, { key, headers: req.headers, requestId, [ID_WORDS]: idWords.length === 4 ? idWords : undefined, onClientGone: whenClientLeaves(res) });
+      const opts = callOptions(req, res);
+      const result = await gateway.chat(parseJsonBody(await readBody(req, maxBody)), opts);
       if (result.stream) {
         await writeSse(res, result, result.meta);
         return;
@@ -155,11 +160,8 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
 
   async function embeddings(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
-      const idWords: number[] = [];
-      const requestId = requestIdOf(req.headers, idWords);
-      const key = auth.authenticate(req.headers);
-      const body = parseJsonBody(await readBody(req, maxBody));
-      const result = await gateway.embeddings(body, { key, headers: req.headers, requestId, [ID_WORDS]: idWords.length === 4 ? idWords : undefined, onClientGone: whenClientLeaves(res) });
+      const opts = callOptions(req, res);
+      const result = await gateway.embeddings(parseJsonBody(await readBody(req, maxBody)), opts);
       sendRouted(res, result.raw ?? JSON.stringify(result.body), result.meta);
     } catch (err) {
       answerError(err, req, res);
