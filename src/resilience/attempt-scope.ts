@@ -53,10 +53,18 @@ export class AttemptScope {
     this.held = true;
   }
 
-  /** The consumer wants the next chunk: the countdown starts again from here. */
-  release(): void {
+  /**
+   * The consumer wants the next chunk: the countdown starts again from here.
+   * `restart` false: the caller restarts it itself (`refresh`) before it waits,
+   * or hands over a chunk at once (then it is held again) — one clock read
+   * where two would follow each other.
+   */
+  release(restart = true): void {
     this.held = false;
-    if (!this.expiredWhileHeld) return this.timer?.refresh();
+    if (!this.expiredWhileHeld) {
+      if (restart) this.timer?.refresh();
+      return;
+    }
     // A fired timer cannot be refreshed everywhere (virtual clocks): arm a fresh one.
     this.expiredWhileHeld = false;
     this.timer = this.clock.setTimer(this.onTimer, this.ms);

@@ -70,6 +70,11 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
   /** The current attempt's upstream has ended (or thrown). */
   private upstreamDone = false;
   private resumes = 0;
+  /**
+   * The consumer let go of its chunk and the stall timer's restart is owed: made
+   * by the next chunk's arrival, or before reading returns to wait (see read).
+   */
+  private restartOwed = false;
   /** The consumer holds the last chunk handed out: the stall timer is paused meanwhile. */
   private holding = false;
   /** The current attempt's upstream, read pull-style. */
@@ -95,6 +100,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     const it = this.cur.value.iterator;
     this.src = isChunkPull(it) ? it : new IteratorPull(it);
     this.cur.scope.arm(this.cur.candidate.deployment.timeouts.idleTimeoutMs, 'idle', 'upstream stream stalled');
+    this.restartOwed = false; // a fresh timer
     this.graceArmed = false;
     this.pi = 0;
     this.phase = 'pending';
@@ -108,8 +114,11 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
    */
   read(): ChatCompletionChunk | typeof STREAM_END | null {
     if (this.holding) {
+      // The countdown restarts when the next chunk arrives or before waiting for it,
+      // not here as well: a stream reads its clock once a chunk, not twice.
       this.holding = false;
-      this.cur.scope.release();
+      this.restartOwed = true;
+      this.cur.scope.release(false);
     }
     try {
       for (;;) {
@@ -135,12 +144,19 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
               break;
             }
             const r = this.src!.pull();
-            if (r === undefined) return null;
+            if (r === undefined) {
+              if (this.restartOwed) {
+                this.restartOwed = false;
+                this.cur.scope.refresh();
+              }
+              return null;
+            }
             if (r === PULL_END) {
               this.upstreamDone = true;
               this.phase = 'closing';
               break;
             }
+            this.restartOwed = false;
             this.cur.scope.refresh();
             const out = this.tally.take(r);
             if (this.tally.finished && !this.graceArmed) {
