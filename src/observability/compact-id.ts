@@ -3,6 +3,8 @@
  * trace ring that kept each as a string promoted one more object per request
  * to the old space (it lives as long as the ring holds the record). Four
  * 32-bit words in a typed array hold it instead; the text is rebuilt on read.
+ * The gateway makes its ids here too (newUuid), words first, so the ring
+ * never has to parse one back.
  */
 import { randomFillSync } from 'node:crypto';
 
@@ -10,8 +12,6 @@ const HEX = new Int8Array(128).fill(-1);
 for (let i = 0; i < 10; i++) HEX[48 + i] = i;
 for (let i = 0; i < 6; i++) HEX[97 + i] = 10 + i;
 const DIGITS = '0123456789abcdef';
-/** Where the hyphens are in `8-4-4-4-12`. */
-const isHyphen = (i: number) => i === 8 || i === 13 || i === 18 || i === 23;
 
 const hex = (s: string, i: number): number => {
   const c = s.charCodeAt(i);
@@ -38,22 +38,13 @@ export function uuidToWords(id: string, out: Uint32Array, at: number): boolean {
 
 /** The UUID text of the words at words[at..at+3]. */
 export function wordsToUuid(words: Uint32Array, at: number): string {
-  let s = '';
-  for (let k = 0; k < 4; k++) {
-    const w = words[at + k]!;
-    for (let shift = 28; shift >= 0; shift -= 4) {
-      const pos = s.length;
-      if (isHyphen(pos)) s += '-';
-      s += DIGITS[(w >>> shift) & 15];
-    }
-  }
-  return s;
+  return uuidText(words[at]!, words[at + 1]!, words[at + 2]!, words[at + 3]!);
 }
 
 /** Random words for ids, refilled 256 ids at a time (one call into the CSPRNG, as node's randomUUID batches). */
 const pool = new Uint32Array(4 * 256);
 let poolAt = pool.length;
-/** The id's text is written here and read out once: a flat string, where joining 20 pieces made a rope to flatten later. */
+/** A UUID's text is written here and read out once: a flat string, where joining 20 pieces made a rope to flatten later. */
 const text = Buffer.alloc(36, 0x2d); // '-' where the hyphens go
 const DIGIT_BYTES = Buffer.from(DIGITS, 'latin1');
 
@@ -64,6 +55,15 @@ function putHex(w: number, at: number, hyphen: number): void {
     text[k] = DIGIT_BYTES[w & 15]!;
     w >>>= 4;
   }
+}
+
+/** 8-4-4-4-12: w0 | w1 (hyphen at 13) | w2 (hyphen at 23) | w3. */
+function uuidText(w0: number, w1: number, w2: number, w3: number): string {
+  putHex(w0, 0, -1);
+  putHex(w1, 9, 13);
+  putHex(w2, 19, 23);
+  putHex(w3, 28, -1);
+  return text.toString('latin1', 0, 36);
 }
 
 /**
@@ -89,10 +89,5 @@ export function newUuid(words?: number[]): string {
     words[2] = w2;
     words[3] = w3;
   }
-  // 8-4-4-4-12: w0 | w1 (hyphen at 13) | w2 (hyphen at 23) | w3
-  putHex(w0, 0, -1);
-  putHex(w1, 9, 13);
-  putHex(w2, 19, 23);
-  putHex(w3, 28, -1);
-  return text.toString('latin1', 0, 36);
+  return uuidText(w0, w1, w2, w3);
 }

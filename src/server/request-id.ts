@@ -8,7 +8,6 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { REQUEST_ID_RE } from '../core/request-meta.js';
 import { newUuid } from '../observability/compact-id.js';
 
-
 /** `words`: where a made id's words go (see newUuid), for the gateway to hand to the trace ring. */
 export function requestIdOf(headers: IncomingHttpHeaders, words?: number[]): string {
   const v = headers['x-request-id'];
