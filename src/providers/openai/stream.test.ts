@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { TextSource, type UpstreamBody } from '../http.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
+import { RAW_JSON } from '../types.js';
 import { OpenAIChunkStream } from './stream.js';
 
 /** A body fed by the test: `push` bytes, `end`, `fail`. */
@@ -102,6 +103,28 @@ describe('OpenAIChunkStream', () => {
     expect(stream.malformed).toBe(2);
     await it.return!();
     expect(body.abandoned).toBe(true);
+    expect((await it.next()).done).toBe(true);
+  });
+
+  it('hands out what JSON.parse makes of every event, however its chunks are built', async () => {
+    // Content chunks alike but for their text are built from a template (chunk-template.ts); the rest are parsed.
+    const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 5, model: 'm-1', system_fingerprint: 'fp' };
+    const delta = (d: object, finish: string | null = null) => JSON.stringify({ ...base, choices: [{ index: 0, delta: d, logprobs: null, finish_reason: finish }] });
+    const datas = [
+      delta({ role: 'assistant', content: '' }),
+      delta({ content: 'Hello' }),
+      delta({ content: ', wörld' }),
+      delta({ content: 'line\nbreak "quoted"' }),
+      delta({ content: ' 🙂' }),
+      JSON.stringify({ ...base, model: 'm-2', choices: [{ index: 0, delta: { content: ' other model' }, logprobs: null, finish_reason: null }] }),
+      delta({ content: ' back' }),
+      delta({}, 'stop'),
+      JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 3, completion_tokens: 6, total_tokens: 9 } }),
+    ];
+    const { body, it } = open();
+    body.push(datas.map((d) => `data: ${d}\n\n`).join('') + 'data: [DONE]\n\n');
+    body.end();
+    for (const data of datas) expect((await it.next()).value).toStrictEqual({ ...JSON.parse(data), [RAW_JSON]: data });
     expect((await it.next()).done).toBe(true);
   });
 });

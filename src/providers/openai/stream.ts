@@ -9,6 +9,7 @@ import { PULL_END } from '../../core/iterator-pull.js';
 import type { ChatCompletionChunk } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { categorize, parseErrorBody } from '../../resilience/classify.js';
+import { ChunkTemplate } from './chunk-template.js';
 
 const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true };
 
@@ -32,6 +33,10 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
   /** Thrown once the chunks parsed before it were handed out (an error event, a cut). */
   private failure: Error | undefined;
   private iterated = false;
+  /** Learnt from a plain content chunk; builds the ones like it without parsing. */
+  private template: ChunkTemplate | undefined;
+  /** Content chunks that did not fit the template teach a new one, a few times: then the stream's events are not alike. */
+  private learnsLeft = 3;
 
   constructor(
     readonly headers: UpstreamHeaders,
@@ -150,6 +155,8 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
 
   /** A chunk, or undefined for a malformed event (counted, skipped). Error events throw. */
   private parse(data: string): WithRaw<ChatCompletionChunk> | undefined {
+    const built = this.template?.build(data);
+    if (built !== undefined) return built;
     let value: unknown;
     try {
       value = JSON.parse(data);
@@ -176,6 +183,13 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
       return undefined;
     }
     const chunk = obj as unknown as WithRaw<ChatCompletionChunk>;
+    if (this.learnsLeft > 0) {
+      const learnt = ChunkTemplate.learn(chunk, data);
+      if (learnt !== undefined) {
+        this.template = learnt;
+        this.learnsLeft--;
+      }
+    }
     chunk[RAW_JSON] = data;
     return chunk;
   }

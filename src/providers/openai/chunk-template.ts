@@ -1,0 +1,101 @@
+/**
+ * Content chunks built without JSON.parse. After the first one, an
+ * OpenAI-format stream's events differ only in the text of their delta:
+ *
+ *   {"id":"…","object":"chat.completion.chunk","created":…,"model":"…","choices":[{"index":0,"delta":{"content":"TEXT"},"logprobs":null,"finish_reason":null}]}
+ *
+ * A template learnt from one parsed content chunk keeps the text before and
+ * after its TEXT and the parsed members; an event whose text starts and ends
+ * the same way, with a TEXT holding no quote, backslash or control character,
+ * is the same JSON with another string in that one place, so it is built from
+ * copies of the template's members and that string. JSON.parse was the stream
+ * path's largest cost (~10k instructions an event, BENCHMARKS.md); anything
+ * else (the role chunk, the finish, usage, tool calls, escapes in the text,
+ * pretty-printed JSON, per-event fields such as OpenAI's `obfuscation`) is
+ * parsed as before.
+ *
+ * Each chunk gets its own objects: a consumer may change one (a resumed
+ * stream's chunks are relabelled), and must not change the next.
+ */
+import type { ChatCompletionChunk } from '../../protocol/openai.js';
+import { RAW_JSON, type WithRaw } from '../types.js';
+
+const CONTENT_KEY = '"content":"';
+
+type Plain = Record<string, unknown>;
+
+const isPrimitive = (v: unknown) => v === null || (typeof v !== 'object' && typeof v !== 'function');
+
+/** Holds only primitives, apart from `except`, and no member a copy could not make (an own `__proto__`, as JSON.parse makes one). */
+function flatExcept(o: Plain, except: string): boolean {
+  for (const k in o) if (k === '__proto__' || (k !== except && !isPrimitive(o[k]))) return false;
+  return true;
+}
+
+/**
+ * A copy made member by member from an empty object, so every stream's
+ * template of the same members shares one hidden class: a spread copy gets a
+ * class of its own, and the build's copies then fall onto V8's slow path once
+ * a few dozen streams each had their own (measured: 2.5× the build's cost).
+ */
+function copyOf(o: Plain): Plain & { [RAW_JSON]?: string } {
+  const copy: Plain & { [RAW_JSON]?: string } = {};
+  for (const k in o) copy[k] = o[k];
+  return copy;
+}
+
+/** The text needs no unescaping (and JSON.parse would take it as is): no quote, backslash or control character. */
+function isPlainText(s: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x22 || c === 0x5c || c < 0x20) return false;
+  }
+  return true;
+}
+
+export class ChunkTemplate {
+  private constructor(
+    /** The event's text up to and including the content's opening quote. */
+    private readonly head: string,
+    /** The event's text from the content's closing quote. */
+    private readonly tail: string,
+    /** The chunk's members (choices among them, replaced per chunk) and the raw text's slot. */
+    private readonly top: Plain,
+    /** The one choice's members (delta among them, replaced per chunk). */
+    private readonly choice: Plain,
+  ) {}
+
+  /** A template from a chunk JSON.parse made of `data`, or undefined when it is not a plain content chunk. */
+  static learn(chunk: ChatCompletionChunk, data: string): ChunkTemplate | undefined {
+    if (!flatExcept(chunk as unknown as Plain, 'choices') || chunk.choices.length !== 1) return undefined;
+    const choice = chunk.choices[0] as unknown as Plain;
+    if (choice === null || typeof choice !== 'object' || Array.isArray(choice) || !flatExcept(choice, 'delta')) return undefined;
+    const delta = choice.delta as Plain | null | undefined;
+    if (delta === null || typeof delta !== 'object' || Array.isArray(delta)) return undefined;
+    const keys = Object.keys(delta);
+    const content = delta.content;
+    if (keys.length !== 1 || typeof content !== 'string') return undefined;
+    // As a key, `"content":"` can appear only once in such a chunk (inside a string value its quotes would be escaped).
+    const at = data.indexOf(CONTENT_KEY);
+    if (at === -1 || data.indexOf(CONTENT_KEY, at + 1) !== -1) return undefined;
+    const from = at + CONTENT_KEY.length;
+    const to = from + content.length;
+    if (data.charCodeAt(to) !== 0x22 || data.slice(from, to) !== content || !isPlainText(data, from, to)) return undefined;
+    // Copies (the chunk handed out may be changed by its consumer), with the raw text's slot
+    // in place: added to each built chunk instead, it cost ~20× the whole build.
+    const top = copyOf(chunk as unknown as Plain);
+    top[RAW_JSON] = data;
+    return new ChunkTemplate(data.slice(0, from), data.slice(to), top, copyOf(choice));
+  }
+
+  /** The chunk `data` parses to, when it is this template with other plain text; else undefined (parse it). */
+  build(data: string): WithRaw<ChatCompletionChunk> | undefined {
+    const { head, tail } = this;
+    const end = data.length - tail.length;
+    // Compared as slices: V8's startsWith walks a long prefix character by character (~10× slower here).
+    if (end < head.length || data.slice(0, head.length) !== head || data.slice(end) !== tail || !isPlainText(data, head.length, end)) return undefined;
+    const chunk = { ...this.top, choices: [{ ...this.choice, delta: { content: data.slice(head.length, end) } }] } as unknown as WithRaw<ChatCompletionChunk>;
+    chunk[RAW_JSON] = data;
+    return chunk;
+  }
+}
