@@ -16,6 +16,9 @@ export interface Row {
   errorKinds: string[];
   /** CPU used on the load core (mock + load generator), % of one core: near 100 means the load side was the limit. */
   loadCorePct: number;
+  /** The gateway's write and read system calls a request (both sockets): how far its socket work was batched. */
+  writesPerReq: number;
+  readsPerReq: number;
 }
 
 export interface HoldRow {
@@ -47,6 +50,7 @@ export const median = (xs: number[]): number => {
 };
 
 const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—');
+const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '—');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '—');
 const signed = (n: number) => (Number.isFinite(n) ? `${n >= 0 ? '+' : '−'}${Math.abs(n).toFixed(0)}` : '—');
 const ratio = (a: number, b: number | undefined) => (b && Number.isFinite(a) && Number.isFinite(b) ? `${(a / b).toFixed(2)}×` : '—');
@@ -91,6 +95,10 @@ export function printCase(title: string, rows: Row[]): void {
   const busy = rows.filter((r) => r.loadCorePct > 90);
   const loads = rows.map((r) => `${LABEL[r.path]} ${f0(r.loadCorePct)} %`).join(', ');
   console.log(`\nload core (mock + load generator) busy: ${loads}${busy.length ? ' — SATURATED: those paths may be capped by the load side' : ''}`);
+  // A gateway with time to spare reads each event as it comes and writes it alone; a busy one
+  // finds several per read. More calls cost kernel time on both cores, so CPU a request moves with them.
+  const calls = rows.map((r) => `${LABEL[r.path]} ${f1(r.writesPerReq)} / ${f1(r.readsPerReq)}`).join(', ');
+  console.log(`gateway socket writes / reads a request: ${calls}`);
 }
 
 export function printHold(title: string, rows: HoldRow[]): void {

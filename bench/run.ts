@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { LoadResult, LoadSpec } from './loadgen.js';
 import type { MockMode } from './mock-upstream.js';
-import { allowedCpus, cpuUs, rssMb, rssPeak } from './proc.js';
+import { allowedCpus, cpuUs, ioCalls, rssMb, rssPeak } from './proc.js';
 import { freePort, httpRequest, LABEL, PATHS, startGateway, type Gateway, type PathName } from './paths.js';
 import { chatBody, type CaseName } from './bodies.js';
 import { median, printCase, printHold, printVerdict, type HoldRow, type Row } from './report.js';
@@ -191,18 +191,22 @@ async function main(): Promise<void> {
     });
     for (const g of gateways.values()) await runLoad(spec(g, WARMUP_S));
     const gwPids = [...gateways.values()].map((g) => g.pid);
-    const rounds = new Map<PathName, (LoadResult & { cpuUsPerReq: number; rssMb: number; loadCorePct: number })[]>();
+    const rounds = new Map<PathName, (LoadResult & { cpuUsPerReq: number; rssMb: number; loadCorePct: number; writesPerReq: number; readsPerReq: number })[]>();
     for (let r = 0; r < ROUNDS; r++) {
       for (const g of gateways.values()) {
         await settle(gwPids);
         const cpu0 = cpuUs(g.pid);
+        const io0 = ioCalls(g.pid);
         const load0 = cpuUs(mock.pid!) + cpuUs(load.pid!);
         const res = await runLoad(spec(g, SECONDS));
         const cpu1 = cpuUs(g.pid);
+        const io1 = ioCalls(g.pid);
         const load1 = cpuUs(mock.pid!) + cpuUs(load.pid!);
         const row = {
           ...res,
           cpuUsPerReq: res.completed > 0 ? (cpu1 - cpu0) / res.completed : NaN,
+          writesPerReq: res.completed > 0 ? (io1.writes - io0.writes) / res.completed : NaN,
+          readsPerReq: res.completed > 0 ? (io1.reads - io0.reads) / res.completed : NaN,
           rssMb: rssMb(g.pid),
           loadCorePct: ((load1 - load0) / (res.elapsedMs * 1000)) * 100,
         };
@@ -222,6 +226,8 @@ async function main(): Promise<void> {
       errors: rs.reduce((n, x) => n + x.errors, 0),
       errorKinds: [...new Set(rs.flatMap((x) => x.errorKinds))],
       loadCorePct: median(rs.map((x) => x.loadCorePct)),
+      writesPerReq: median(rs.map((x) => x.writesPerReq)),
+      readsPerReq: median(rs.map((x) => x.readsPerReq)),
     }));
     printCase(c.title, rows);
     (all.cases as Record<string, unknown>)[c.name] = Object.fromEntries(rounds);
