@@ -113,10 +113,10 @@ export async function byFunction(file: string, pid: number, requests: number, ke
 const fmt = (n: number) => (n >= 0 ? ` ${Math.round(n).toLocaleString('en-US')}` : `−${Math.round(-n).toLocaleString('en-US')}`);
 
 /** The `top` largest entries; with `base`, the `top` largest differences from it instead. */
-export function functionTable(label: string, own: ByFunction, top: number, base?: { label: string; counts: ByFunction }): string {
+export function functionTable(label: string, own: ByFunction, top: number, base?: { label: string; counts: ByFunction }, unit = 'instructions'): string {
   const lines: string[] = [];
   if (base === undefined) {
-    lines.push(`\n#### ${label}: instructions a request by function (top ${top})\n`, '| instructions | function |', '| ---: | --- |');
+    lines.push(`\n#### ${label}: ${unit} a request by function (top ${top})\n`, `| ${unit} | function |`, '| ---: | --- |');
     for (const [name, n] of [...own].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`| ${fmt(n)} | \`${name}\` |`);
     return lines.join('\n');
   }

@@ -33,6 +33,8 @@ export interface Gateway {
   /** Ask the preloaded probe for event-loop lag. */
   lagStart(): Promise<void>;
   lag(): Promise<LagReport>;
+  /** Any other request to the probe (bench/probe.mjs): send `type` with `params`, resolve with the `reply` message. */
+  ask<T>(type: string, reply: string, params?: Record<string, unknown>): Promise<T>;
   stop(): Promise<void>;
 }
 
@@ -102,7 +104,7 @@ export async function startGateway(name: PathName, o: StartGatewayOptions): Prom
     throw err;
   }
 
-  const ask = <T>(type: string, reply: string): Promise<T> =>
+  const ask = <T>(type: string, reply: string, params: Record<string, unknown> = {}): Promise<T> =>
     new Promise((resolve, reject) => {
       const on = (m: { type?: string }) => {
         if (m?.type !== reply) return;
@@ -110,7 +112,7 @@ export async function startGateway(name: PathName, o: StartGatewayOptions): Prom
         resolve(m as T);
       };
       proc.on('message', on);
-      proc.send({ type }, (err) => err && reject(err));
+      proc.send({ ...params, type }, (err) => err && reject(err));
     });
 
   return {
@@ -122,6 +124,7 @@ export async function startGateway(name: PathName, o: StartGatewayOptions): Prom
     headers,
     lagStart: () => ask<unknown>('lag-start', 'lag-started').then(() => {}),
     lag: () => ask('lag', 'lag'),
+    ask,
     async stop() {
       if (proc.exitCode !== null || proc.signalCode !== null) return;
       proc.kill('SIGTERM');

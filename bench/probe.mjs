@@ -6,10 +6,14 @@
  * reports it (ms) and disables it, so it costs nothing outside the hold case;
  * with it, the garbage collector's pauses over the same window (the longest,
  * its kind, and the total), so a lag spike can be told from a collection;
- * `memory` reports the process's memory and V8 heap spaces (MB).
+ * `memory` reports the process's memory and V8 heap spaces (MB); `alloc-start`
+ * and `alloc-stop` sample every allocation in between, collected or not (V8's
+ * sampling heap profiler through the inspector), and write the profile to the
+ * file `alloc-stop` names (`npm run bench:alloc`).
  */
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
+import { writeFileSync } from 'node:fs';
 
 if (process.send) {
   // The histogram records whole sampling intervals: lateness is the value minus the resolution.
@@ -51,6 +55,8 @@ if (process.send) {
         gcMaxKind: gc.maxKind,
         gcTotalMs: r2(gc.totalMs),
       });
+    } else if (m?.type === 'alloc-start' || m?.type === 'alloc-stop') {
+      void allocProfile(m).then((reply) => process.send(reply));
     } else if (m?.type === 'memory') {
       // With --expose-gc, `gc: true` collects first: live memory rather than garbage not yet collected.
       if (m.gc) globalThis.gc?.();
@@ -60,6 +66,23 @@ if (process.send) {
       process.send({ type: 'memory', rss: mb(u.rss), heapUsed: mb(u.heapUsed), heapTotal: mb(u.heapTotal), external: mb(u.external), arrayBuffers: mb(u.arrayBuffers), spaces });
     }
   });
+  let session;
+  const post = (method, params = {}) => new Promise((resolve, reject) => session.post(method, params, (err, r) => (err ? reject(err) : resolve(r))));
+  async function allocProfile(m) {
+    if (m.type === 'alloc-start') {
+      const { Session } = await import('node:inspector');
+      session ??= new Session();
+      session.connect();
+      await post('HeapProfiler.enable');
+      // Objects the GC already took count too: a request's garbage is what this measures.
+      await post('HeapProfiler.startSampling', { samplingInterval: m.intervalBytes ?? 1024, includeObjectsCollectedByMinorGC: true, includeObjectsCollectedByMajorGC: true });
+      return { type: 'alloc-started' };
+    }
+    const { profile } = await post('HeapProfiler.stopSampling');
+    session.disconnect();
+    writeFileSync(m.file, JSON.stringify(profile));
+    return { type: 'alloc-stopped' };
+  }
   // The channel must not keep a gateway alive on its own.
   process.channel?.unref();
 }

@@ -1,0 +1,139 @@
+/**
+ * `npm run bench:alloc`: the bytes of JavaScript heap a request makes each
+ * gateway allocate, and by which function. What a request leaves behind is
+ * garbage the young-generation collector runs for, and fresh memory every
+ * allocation writes to (cache misses the instruction count cannot see), so it
+ * is a cost of its own beside `bench:count`'s instructions.
+ *
+ * How: each gateway (one at a time, unpinned) gets `--warmup` seconds of load,
+ * then V8's sampling heap profiler runs for `--seconds` of the same load,
+ * keeping the samples of objects the GC already took (the preloaded probe,
+ * bench/probe.mjs, drives it through the inspector). A sample stands for
+ * `--interval` bytes on average: figures under ~100 bytes a request are
+ * noise. Buffers' contents live outside the heap and are not counted; their
+ * objects are.
+ *
+ *   npm run bench:alloc                                   # bare proxy and Switchyard, buffered: ~30 s
+ *   npm run bench:alloc -- --case stream20 --top 40
+ *   npm run bench:alloc -- --paths switchyard,baseline --baseline DIR   # a change's allocations, before/after
+ *
+ * The first path gets its top N functions; every other path its N largest
+ * differences from the first.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { chatBody, type CaseName } from './bodies.js';
+import { functionTable, type ByFunction } from './count-functions.js';
+import { runLoad } from './loadgen.js';
+import { startMock } from './mock-upstream.js';
+import { freePort, httpRequest, LABEL, startGateway, type PathName } from './paths.js';
+
+const { values: args } = parseArgs({
+  options: {
+    paths: { type: 'string', default: 'bare,switchyard' },
+    baseline: { type: 'string' },
+    config: { type: 'string' },
+    case: { type: 'string', default: 'buffered' },
+    warmup: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '8' },
+    interval: { type: 'string', default: '1024' },
+    top: { type: 'string', default: '30' },
+  },
+});
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+function positive(name: string, v: string | undefined): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got '${v}'`);
+  return n;
+}
+const CASE = args.case as CaseName;
+if (CASE !== 'buffered' && CASE !== 'stream20') throw new Error(`--case: '${args.case}' is not profiled (buffered, stream20)`);
+const paths = args.paths!.split(',') as PathName[];
+for (const p of paths) if (!(p in LABEL)) throw new Error(`--paths: no path '${p}' (${Object.keys(LABEL).join(', ')})`);
+if (paths.includes('baseline') && !args.baseline) throw new Error('--paths baseline needs --baseline DIR');
+
+/** Self bytes by function (name, file, line), from V8's sampling heap profile. */
+interface ProfileNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: ProfileNode[];
+}
+
+function bytesByFunction(head: ProfileNode, requests: number): { total: number; byFunction: ByFunction } {
+  const byFunction: ByFunction = new Map();
+  let total = 0;
+  const walk = (n: ProfileNode) => {
+    const { functionName, url, lineNumber } = n.callFrame;
+    // Same naming as bench:count (`name file:line`), so the two tables read alike.
+    const file = url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '');
+    const name = `${functionName || '(anonymous)'} ${file}${lineNumber >= 0 ? `:${lineNumber + 1}` : ''}`.trim();
+    if (n.selfSize > 0) {
+      byFunction.set(name, (byFunction.get(name) ?? 0) + n.selfSize / requests);
+      total += n.selfSize / requests;
+    }
+    for (const c of n.children) walk(c);
+  };
+  walk(head);
+  return { total, byFunction };
+}
+
+async function main(): Promise<void> {
+  const logDir = mkdtempSync(join(tmpdir(), 'switchyard-alloc-'));
+  const mock = startMock();
+  const mockPort = await mock.listening;
+  const stream = CASE === 'stream20';
+  const connections = positive('connections', args.connections);
+  console.log(`Switchyard allocation profile — ${new Date().toISOString()}`);
+  console.log(
+    `${stream ? '20-chunk streams' : 'buffered chat'}, ${connections} connections; ${args.warmup} s warm-up, then ${args.seconds} s sampled every ~${args.interval} bytes; profiles in ${logDir}`,
+  );
+  const results: { path: PathName; requests: number; total: number; byFunction: ByFunction }[] = [];
+  try {
+    for (const name of paths) {
+      const port = await freePort();
+      const g = await startGateway(name, {
+        root: ROOT,
+        mockPort,
+        port,
+        cpu: null,
+        logDir,
+        config: args.config ? resolve(args.config) : undefined,
+        baselineRoot: args.baseline ? resolve(args.baseline) : undefined,
+      });
+      try {
+        const request = httpRequest(g, port, chatBody(CASE, g.model));
+        const spec = (seconds: number) => ({ port, request, connections, durationMs: seconds * 1000, stream });
+        await runLoad(spec(positive('warmup', args.warmup)));
+        await g.ask('alloc-start', 'alloc-started', { intervalBytes: positive('interval', args.interval) });
+        const res = await runLoad(spec(positive('seconds', args.seconds)));
+        const file = join(logDir, `${name}.heapprofile`);
+        await g.ask('alloc-stop', 'alloc-stopped', { file });
+        if (res.errors > 0 || res.completed === 0) throw new Error(`${name}: ${res.errors} errors, ${res.completed} completed (${res.errorKinds.join('; ')})`);
+        const profile = JSON.parse(readFileSync(file, 'utf8')) as { head: ProfileNode };
+        results.push({ path: name, requests: res.completed, ...bytesByFunction(profile.head, res.completed) });
+      } finally {
+        await g.stop();
+      }
+    }
+  } finally {
+    mock.server.close();
+  }
+  const first = results[0]!;
+  console.log('\n| path | bytes allocated a request | requests sampled | vs first |\n| --- | ---: | ---: | ---: |');
+  for (const r of results) console.log(`| ${LABEL[r.path]} | ${Math.round(r.total).toLocaleString('en-US')} | ${r.requests.toLocaleString('en-US')} | ${(r.total / first.total).toFixed(2)}× |`);
+  const top = positive('top', args.top);
+  console.log(functionTable(LABEL[first.path], first.byFunction, top, undefined, 'bytes'));
+  for (const r of results.slice(1)) console.log(functionTable(LABEL[r.path], r.byFunction, top, { label: LABEL[first.path], counts: first.byFunction }, 'bytes'));
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
