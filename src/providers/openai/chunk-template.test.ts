@@ -61,6 +61,18 @@ describe('ChunkTemplate', () => {
       event('x').replace('"id"', '"__proto__":"p","id"'), // an own __proto__ member: a copy would set the prototype instead
     ];
     for (const data of refused) expect(ChunkTemplate.learn(JSON.parse(data) as ChatCompletionChunk, data), data).toBeUndefined();
+    // `"content":"` spelt by another member, while the delta's key is written otherwise or
+    // repeated: swapping that other text would build the wrong chunk.
+    const decoys = [
+      '{"a\\"content":"zz","id":"x","choices":[{"index":0,"delta":{"content": "zz"}}]}',
+      '{"a\\"content":"zz","id":"x","choices":[{"index":0,"delta":{"cont\\u0065nt":"zz"}}]}',
+      '{"id":"x","choices":[{"index":0,"delta":{"content":"zz"},"delta":{"content": "zz"}}]}',
+      '{"id":"x","usage":{"content":"zz"},"usage":null,"choices":[{"index":0,"delta":{"content": "zz"}}]}',
+    ];
+    for (const data of decoys) {
+      expect(JSON.parse(data).choices[0].delta).toEqual({ content: 'zz' }); // the test's own JSON says what it should
+      expect(ChunkTemplate.learn(JSON.parse(data) as ChatCompletionChunk, data), data).toBeUndefined();
+    }
     // A string value that spells the key holds it escaped, so it cannot be mistaken for it.
     const tricky = event('x', { note: '"content":"' });
     expect(learnt(tricky).build(event('y', { note: '"content":"' }))).toStrictEqual({ ...JSON.parse(event('y', { note: '"content":"' })), [RAW_JSON]: event('y', { note: '"content":"' }) });

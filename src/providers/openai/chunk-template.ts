@@ -15,7 +15,9 @@
  * parsed as before.
  *
  * Each chunk gets its own objects: a consumer may change one (a resumed
- * stream's chunks are relabelled), and must not change the next.
+ * stream's chunks are relabelled), and must not change the next. A template
+ * keeps nothing of the event it was learnt from (that text is a slice of a
+ * whole socket read), only its own copies.
  */
 import type { ChatCompletionChunk } from '../../protocol/openai.js';
 import { RAW_JSON, type WithRaw } from '../types.js';
@@ -42,6 +44,17 @@ function copyOf(o: Plain): Plain & { [RAW_JSON]?: string } {
   const copy: Plain & { [RAW_JSON]?: string } = {};
   for (const k in o) copy[k] = o[k];
   return copy;
+}
+
+/** `s` as a string of its own: a slice keeps the whole string it was cut from alive; a concatenation, once flattened by the slice, does not. */
+const detached = (s: string): string => (' ' + s).slice(1);
+
+function parsedOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The text needs no unescaping (and JSON.parse would take it as is): no quote, backslash or control character. */
@@ -75,17 +88,25 @@ export class ChunkTemplate {
     const keys = Object.keys(delta);
     const content = delta.content;
     if (keys.length !== 1 || typeof content !== 'string') return undefined;
-    // As a key, `"content":"` can appear only once in such a chunk (inside a string value its quotes would be escaped).
     const at = data.indexOf(CONTENT_KEY);
     if (at === -1 || data.indexOf(CONTENT_KEY, at + 1) !== -1) return undefined;
     const from = at + CONTENT_KEY.length;
     const to = from + content.length;
     if (data.charCodeAt(to) !== 0x22 || data.slice(from, to) !== content || !isPlainText(data, from, to)) return undefined;
+    const head = detached(data.slice(0, from));
+    const tail = detached(data.slice(to));
+    // The one `"content":"` is the delta's key only if the JSON spells that key so: it may be
+    // written otherwise (`"content": "…"`, `\u` escapes, a repeated member that wins) while
+    // another member spells `"content":"` with the same text. One parse of a probe tells.
+    const probeText = content === 'x' ? 'y' : 'x';
+    const probe = parsedOrUndefined(head + probeText + tail) as ChatCompletionChunk | undefined;
+    if (probe?.choices?.[0]?.delta?.content !== probeText) return undefined;
     // Copies (the chunk handed out may be changed by its consumer), with the raw text's slot
-    // in place: added to each built chunk instead, it cost ~20× the whole build.
+    // in place (added to each built chunk instead, it cost ~20× the whole build). Nothing of
+    // `data` is kept: it is a slice of a whole socket read, which would live as long as the stream.
     const top = copyOf(chunk as unknown as Plain);
-    top[RAW_JSON] = data;
-    return new ChunkTemplate(data.slice(0, from), data.slice(to), top, copyOf(choice));
+    top[RAW_JSON] = '';
+    return new ChunkTemplate(head, tail, top, copyOf(choice));
   }
 
   /** The chunk `data` parses to, when it is this template with other plain text; else undefined (parse it). */

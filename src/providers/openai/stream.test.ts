@@ -127,4 +127,20 @@ describe('OpenAIChunkStream', () => {
     for (const data of datas) expect((await it.next()).value).toStrictEqual({ ...JSON.parse(data), [RAW_JSON]: data });
     expect((await it.next()).done).toBe(true);
   });
+
+  it('stays exact when events change as they go: a clock in `created`, a field of their own, spaced JSON', async () => {
+    const chunk = (i: number, extra: object = {}) => ({ id: 'c', object: 'chat.completion.chunk', created: 100 + Math.floor(i / 3), model: 'm', choices: [{ index: 0, delta: { content: `t${i}` }, finish_reason: null }], ...extra });
+    const streams = [
+      Array.from({ length: 12 }, (_, i) => JSON.stringify(chunk(i))),
+      Array.from({ length: 12 }, (_, i) => JSON.stringify(chunk(i, { obfuscation: 'x'.repeat(i % 5) }))),
+      Array.from({ length: 12 }, (_, i) => JSON.stringify(chunk(i)).replace(/":/g, i % 2 ? '": ' : '":')),
+    ];
+    for (const datas of streams) {
+      const { body, it } = open();
+      body.push(datas.map((d) => `data: ${d}\n\n`).join('') + 'data: [DONE]\n\n');
+      body.end();
+      for (const data of datas) expect((await it.next()).value).toStrictEqual({ ...JSON.parse(data), [RAW_JSON]: data });
+      expect((await it.next()).done).toBe(true);
+    }
+  });
 });

@@ -12,6 +12,8 @@ import { categorize, parseErrorBody } from '../../resilience/classify.js';
 import { ChunkTemplate } from './chunk-template.js';
 
 const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true };
+/** Parsed chunks a stream may spend learning a chunk template before its events count as not alike. */
+const LEARN_TRIES = 4;
 
 /**
  * Iterates itself (once): `next` parses what has arrived and awaits only when
@@ -35,8 +37,13 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
   private iterated = false;
   /** Learnt from a plain content chunk; builds the ones like it without parsing. */
   private template: ChunkTemplate | undefined;
-  /** Content chunks that did not fit the template teach a new one, a few times: then the stream's events are not alike. */
-  private learnsLeft = 3;
+  /**
+   * Parsed chunks left to learn a template from: each parse spends one, each built chunk
+   * refills them (a server stamping `created` anew each second still gets a template a
+   * second). Once spent, the stream's events are not alike (a per-event field such as
+   * OpenAI's `obfuscation`, spaced JSON): the template goes and nothing more is tried.
+   */
+  private learnTries = LEARN_TRIES;
 
   constructor(
     readonly headers: UpstreamHeaders,
@@ -155,8 +162,14 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
 
   /** A chunk, or undefined for a malformed event (counted, skipped). Error events throw. */
   private parse(data: string): WithRaw<ChatCompletionChunk> | undefined {
-    const built = this.template?.build(data);
-    if (built !== undefined) return built;
+    if (this.template !== undefined) {
+      const built = this.template.build(data);
+      if (built !== undefined) {
+        this.learnTries = LEARN_TRIES;
+        return built;
+      }
+      if (this.learnTries === 0) this.template = undefined;
+    }
     let value: unknown;
     try {
       value = JSON.parse(data);
@@ -183,12 +196,9 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
       return undefined;
     }
     const chunk = obj as unknown as WithRaw<ChatCompletionChunk>;
-    if (this.learnsLeft > 0) {
-      const learnt = ChunkTemplate.learn(chunk, data);
-      if (learnt !== undefined) {
-        this.template = learnt;
-        this.learnsLeft--;
-      }
+    if (this.learnTries > 0) {
+      this.learnTries--;
+      this.template = ChunkTemplate.learn(chunk, data) ?? this.template;
     }
     chunk[RAW_JSON] = data;
     return chunk;
