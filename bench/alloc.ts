@@ -45,6 +45,8 @@ const { values: args } = parseArgs({
   },
 });
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** Checkout roots whose prefix file names lose (with the slash after them). */
+const ROOTS = [ROOT, ...(args.baseline ? [resolve(args.baseline)] : [])].map((r) => `${r}/`);
 function positive(name: string, v: string | undefined): number {
   const n = Number(v);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got '${v}'`);
@@ -68,8 +70,10 @@ function bytesByFunction(head: ProfileNode, requests: number): { total: number; 
   let total = 0;
   const walk = (n: ProfileNode) => {
     const { functionName, url, lineNumber } = n.callFrame;
-    // Same naming as bench:count (`name file:line`), so the two tables read alike.
-    const file = url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '');
+    // Same naming as bench:count (`name file:line`), so the two tables read alike, and a
+    // baseline checkout's files under the same relative names, so its functions pair up.
+    let file = url.replace(/^file:\/\//, '');
+    for (const root of ROOTS) if (file.startsWith(root)) file = file.slice(root.length);
     const name = `${functionName || '(anonymous)'} ${file}${lineNumber >= 0 ? `:${lineNumber + 1}` : ''}`.trim();
     if (n.selfSize > 0) {
       byFunction.set(name, (byFunction.get(name) ?? 0) + n.selfSize / requests);
