@@ -78,6 +78,34 @@ describe('ChunkTemplate', () => {
     expect(learnt(tricky).build(event('y', { note: '"content":"' }))).toStrictEqual({ ...JSON.parse(event('y', { note: '"content":"' })), [RAW_JSON]: event('y', { note: '"content":"' }) });
   });
 
+  it("builds OpenAI's chunks too, whose last member (`obfuscation`) is other text each event", () => {
+    const openai = (content: string, obfuscation: string) => event(content, { usage: null, obfuscation });
+    const t = learnt(openai(' first', 'AbC123xY'));
+    for (const [content, obfuscation] of [['Hello', 'q'], [' world', ''], ['', 'Zz9Zz9Zz9Zz9Zz9Zz9'], [' 🙂', 'x']]) {
+      const data = openai(content, obfuscation);
+      expect(t.build(data), data).toStrictEqual({ ...JSON.parse(data), [RAW_JSON]: data });
+      expect(JSON.stringify(t.build(data))).toBe(data);
+    }
+    for (const data of [
+      openai('x', 'has"quote'),
+      openai('x', 'back\\slash'),
+      openai('x"y', 'ok'),
+      event('x', { usage: null }), // no last text at all
+      event('x', { usage: null, obfuscation: 'q', extra: 'later' }), // another member after it
+      event('x', { usage: { total_tokens: 1 }, obfuscation: 'q' }),
+    ]) {
+      expect(t.build(data), data).toBeUndefined();
+    }
+    // A repeated last member: JSON.parse keeps the last one's text at the first one's place.
+    const twice = (a: string, b: string) => event('x').slice(0, -1) + `,"o":"${a}","o":"${b}"}`;
+    const t2 = learnt(twice('a', 'a'));
+    for (const data of [twice('a', 'b'), twice('c', 'b')]) {
+      const built = t2.build(data);
+      if (built !== undefined) expect(built).toStrictEqual({ ...JSON.parse(data), [RAW_JSON]: data });
+    }
+    expect(t2.build(twice('a', 'b'))).toBeDefined();
+  });
+
   it('gives each chunk its own objects: a consumer changing one does not change the next', () => {
     const t = learnt();
     const first = t.build(event('one'))!;

@@ -8,11 +8,12 @@
  * after its TEXT and the parsed members; an event whose text starts and ends
  * the same way, with a TEXT holding no quote, backslash or control character,
  * is the same JSON with another string in that one place, so it is built from
- * copies of the template's members and that string. JSON.parse was the stream
- * path's largest cost (~10k instructions an event, BENCHMARKS.md); anything
- * else (the role chunk, the finish, usage, tool calls, escapes in the text,
- * pretty-printed JSON, per-event fields such as OpenAI's `obfuscation`) is
- * parsed as before.
+ * copies of the template's members and that string. A last member whose
+ * plain text changes each event (OpenAI's `obfuscation`, random padding) is a
+ * second such slot. JSON.parse was the stream path's largest cost (~10k
+ * instructions an event, BENCHMARKS.md); anything else (the role chunk, the
+ * finish, usage, tool calls, escapes in the text, spaced JSON, other members
+ * that change) is parsed as before.
  *
  * Each chunk gets its own objects: a consumer may change one (a resumed
  * stream's chunks are relabelled), and must not change the next. A template
@@ -66,12 +67,20 @@ function isPlainText(s: string, from: number, to: number): boolean {
   return true;
 }
 
+/** How a chunk whose last member is a string ends: that string's closing quote and the chunk's brace. */
+const STRING_LAST = '"}';
+
 export class ChunkTemplate {
   private constructor(
     /** The event's text up to and including the content's opening quote. */
     private readonly head: string,
-    /** The event's text from the content's closing quote. */
+    /**
+     * The event's text from the content's closing quote: to its end, or, with a
+     * `last` member, to that member's opening quote (its text varies, then `"}`).
+     */
     private readonly tail: string,
+    /** The chunk's last member when it is a string of its own each event (OpenAI's `obfuscation`): its name. */
+    private readonly last: string | undefined,
     /** The chunk's members (choices among them, replaced per chunk) and the raw text's slot. */
     private readonly top: Plain,
     /** The one choice's members (delta among them, replaced per chunk). */
@@ -80,42 +89,68 @@ export class ChunkTemplate {
 
   /** A template from a chunk JSON.parse made of `data`, or undefined when it is not a plain content chunk. */
   static learn(chunk: ChatCompletionChunk, data: string): ChunkTemplate | undefined {
-    if (!flatExcept(chunk as unknown as Plain, 'choices') || chunk.choices.length !== 1) return undefined;
+    const members = chunk as unknown as Plain;
+    if (!flatExcept(members, 'choices') || chunk.choices.length !== 1) return undefined;
     const choice = chunk.choices[0] as unknown as Plain;
     if (choice === null || typeof choice !== 'object' || Array.isArray(choice) || !flatExcept(choice, 'delta')) return undefined;
     const delta = choice.delta as Plain | null | undefined;
     if (delta === null || typeof delta !== 'object' || Array.isArray(delta)) return undefined;
-    const keys = Object.keys(delta);
     const content = delta.content;
-    if (keys.length !== 1 || typeof content !== 'string') return undefined;
+    if (Object.keys(delta).length !== 1 || typeof content !== 'string') return undefined;
     const at = data.indexOf(CONTENT_KEY);
     if (at === -1 || data.indexOf(CONTENT_KEY, at + 1) !== -1) return undefined;
     const from = at + CONTENT_KEY.length;
     const to = from + content.length;
     if (data.charCodeAt(to) !== 0x22 || data.slice(from, to) !== content || !isPlainText(data, from, to)) return undefined;
+    // A last member holding plain text, written `"name":"TEXT"}`, may change each event: a slot of its own.
+    const names = Object.keys(members);
+    let last: string | undefined = names[names.length - 1];
+    const lastText = last === undefined ? undefined : members[last];
+    let tailEnd = data.length;
+    if (typeof lastText === 'string' && last !== 'choices' && data.endsWith(STRING_LAST)) {
+      const textFrom = data.length - STRING_LAST.length - lastText.length;
+      const name = `"${last}":"`;
+      if (textFrom - name.length > to && data.slice(textFrom - name.length, textFrom) === name && data.slice(textFrom, textFrom + lastText.length) === lastText && isPlainText(data, textFrom, textFrom + lastText.length)) tailEnd = textFrom;
+      else last = undefined;
+    } else last = undefined;
     const head = detached(data.slice(0, from));
-    const tail = detached(data.slice(to));
+    const tail = detached(data.slice(to, tailEnd));
     // The one `"content":"` is the delta's key only if the JSON spells that key so: it may be
     // written otherwise (`"content": "…"`, `\u` escapes, a repeated member that wins) while
-    // another member spells `"content":"` with the same text. One parse of a probe tells.
+    // another member spells `"content":"` with the same text. The same goes for the last
+    // member's text. One parse of a probe (other text in each slot) tells.
     const probeText = content === 'x' ? 'y' : 'x';
-    const probe = parsedOrUndefined(head + probeText + tail) as ChatCompletionChunk | undefined;
-    if (probe?.choices?.[0]?.delta?.content !== probeText) return undefined;
+    const probeLast = lastText === 'x' ? 'y' : 'x';
+    const probe = parsedOrUndefined(head + probeText + tail + (last === undefined ? '' : probeLast + STRING_LAST)) as Plain | undefined;
+    const probeChoices = probe?.choices as ChatCompletionChunk['choices'] | undefined;
+    if (probeChoices?.[0]?.delta?.content !== probeText || (last !== undefined && probe![last] !== probeLast)) return undefined;
     // Copies (the chunk handed out may be changed by its consumer), with the raw text's slot
     // in place (added to each built chunk instead, it cost ~20× the whole build). Nothing of
     // `data` is kept: it is a slice of a whole socket read, which would live as long as the stream.
-    const top = copyOf(chunk as unknown as Plain);
+    const top = copyOf(members);
     top[RAW_JSON] = '';
-    return new ChunkTemplate(head, tail, top, copyOf(choice));
+    return new ChunkTemplate(head, tail, last, top, copyOf(choice));
   }
 
   /** The chunk `data` parses to, when it is this template with other plain text; else undefined (parse it). */
   build(data: string): WithRaw<ChatCompletionChunk> | undefined {
-    const { head, tail } = this;
-    const end = data.length - tail.length;
+    const { head, tail, last } = this;
     // Compared as slices: V8's startsWith walks a long prefix character by character (~10× slower here).
-    if (end < head.length || data.slice(0, head.length) !== head || data.slice(end) !== tail || !isPlainText(data, head.length, end)) return undefined;
+    if (data.slice(0, head.length) !== head) return undefined;
+    // Plain text holds no quote: the content ends at the next one.
+    const end = data.indexOf('"', head.length);
+    if (end === -1 || !isPlainText(data, head.length, end)) return undefined;
+    let lastText: string | undefined;
+    if (last === undefined) {
+      if (data.slice(end) !== tail) return undefined;
+    } else {
+      const from = end + tail.length;
+      const to = data.length - STRING_LAST.length;
+      if (from > to || data.slice(end, from) !== tail || data.slice(to) !== STRING_LAST || !isPlainText(data, from, to)) return undefined;
+      lastText = data.slice(from, to);
+    }
     const chunk = { ...this.top, choices: [{ ...this.choice, delta: { content: data.slice(head.length, end) } }] } as unknown as WithRaw<ChatCompletionChunk>;
+    if (lastText !== undefined) (chunk as unknown as Plain)[last!] = lastText;
     chunk[RAW_JSON] = data;
     return chunk;
   }

@@ -128,11 +128,12 @@ describe('OpenAIChunkStream', () => {
     expect((await it.next()).done).toBe(true);
   });
 
-  it('stays exact when events change as they go: a clock in `created`, a field of their own, spaced JSON', async () => {
+  it('stays exact when events change as they go: a clock in `created`, a last field of their own, an id each, spaced JSON', async () => {
     const chunk = (i: number, extra: object = {}) => ({ id: 'c', object: 'chat.completion.chunk', created: 100 + Math.floor(i / 3), model: 'm', choices: [{ index: 0, delta: { content: `t${i}` }, finish_reason: null }], ...extra });
     const streams = [
       Array.from({ length: 12 }, (_, i) => JSON.stringify(chunk(i))),
       Array.from({ length: 12 }, (_, i) => JSON.stringify(chunk(i, { obfuscation: 'x'.repeat(i % 5) }))),
+      Array.from({ length: 12 }, (_, i) => JSON.stringify({ ...chunk(i), id: `c${i}` })), // a member before the text changing each event
       Array.from({ length: 12 }, (_, i) => JSON.stringify(chunk(i)).replace(/":/g, i % 2 ? '": ' : '":')),
     ];
     for (const datas of streams) {

@@ -40,8 +40,8 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
   /**
    * Parsed chunks left to learn a template from: each parse spends one, each built chunk
    * refills them (a server stamping `created` anew each second still gets a template a
-   * second). Once spent, the stream's events are not alike (a per-event field such as
-   * OpenAI's `obfuscation`, spaced JSON): the template goes and nothing more is tried.
+   * second). Once spent, the stream's events are not alike (a member other than the last
+   * changing each event, spaced JSON): the template goes and nothing more is tried.
    */
   private learnTries = LEARN_TRIES;
 
