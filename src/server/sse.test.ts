@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChatCompletionChunk } from '../protocol/openai.js';
 import { STREAM_END, type StreamReader } from '../core/stream-reader.js';
+import { RAW_JSON } from '../providers/types.js';
 import { writeSse } from './sse.js';
 
 const META = { requestId: 'req-1', deployment: 'p/m', selection: 'weighted', attempts: 1, fallback: false, overheadMs: 0.1 };
@@ -93,6 +94,20 @@ describe('writeSse with a misbehaving reader', () => {
     expect(end).toBe('error');
     expect(body).toContain('"content":"hi"');
     expect(body).toContain('stream_error');
+  });
+
+  it('writes every event exactly, as UTF-8: multi-byte text, a long event, several to a batch, raw and re-serialised', async () => {
+    const withText = (content: string, raw: boolean) => {
+      const c = { ...CHUNK, choices: [{ index: 0, delta: { content }, finish_reason: null }] } as ChatCompletionChunk;
+      return raw ? Object.assign(c, { [RAW_JSON]: JSON.stringify(c) }) : c;
+    };
+    const chunks = [withText('ü ß 日本 🙂', true), withText('x'.repeat(5000), true), withText('é"\\\n', false), withText('\ud800 lone', true), withText('', false)];
+    const queue: (ChatCompletionChunk | null | typeof STREAM_END)[] = [chunks[0]!, chunks[1]!, null, chunks[2]!, chunks[3]!, chunks[4]!, STREAM_END];
+    const reader: StreamReader = { read: () => (queue.length > 0 ? queue.shift()! : STREAM_END), wait: () => Promise.resolve(), close() {} };
+    const { body, end } = await serve(reader);
+    expect(end).toBe('done');
+    const expected = chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('');
+    expect(body).toBe(`${expected}data: [DONE]\n\n`);
   });
 
   it('ends with [DONE] when the reader ends', async () => {
