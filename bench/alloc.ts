@@ -85,6 +85,11 @@ function bytesByFunction(head: ProfileNode, requests: number): { total: number; 
   return { total, byFunction };
 }
 
+/** The probe answers a failure with its message. */
+function probeDid(reply: { error?: string }): void {
+  if (reply.error !== undefined) throw new Error(`the gateway's probe could not profile: ${reply.error}`);
+}
+
 async function main(): Promise<void> {
   const logDir = mkdtempSync(join(tmpdir(), 'switchyard-alloc-'));
   const mock = startMock();
@@ -112,10 +117,10 @@ async function main(): Promise<void> {
         const request = httpRequest(g, port, chatBody(CASE, g.model));
         const spec = (seconds: number) => ({ port, request, connections, durationMs: seconds * 1000, stream });
         await runLoad(spec(positive('warmup', args.warmup)));
-        await g.ask('alloc-start', 'alloc-started', { intervalBytes: positive('interval', args.interval) });
+        probeDid(await g.ask('alloc-start', 'alloc-started', { intervalBytes: positive('interval', args.interval) }));
         const res = await runLoad(spec(positive('seconds', args.seconds)));
         const file = join(logDir, `${name}.heapprofile`);
-        await g.ask('alloc-stop', 'alloc-stopped', { file });
+        probeDid(await g.ask('alloc-stop', 'alloc-stopped', { file }));
         if (res.errors > 0 || res.completed === 0) throw new Error(`${name}: ${res.errors} errors, ${res.completed} completed (${res.errorKinds.join('; ')})`);
         const profile = JSON.parse(readFileSync(file, 'utf8')) as { head: ProfileNode };
         results.push({ path: name, requests: res.completed, ...bytesByFunction(profile.head, res.completed) });

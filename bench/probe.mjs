@@ -56,7 +56,12 @@ if (process.send) {
         gcTotalMs: r2(gc.totalMs),
       });
     } else if (m?.type === 'alloc-start' || m?.type === 'alloc-stop') {
-      void allocProfile(m).then((reply) => process.send(reply));
+      // A failure is answered too: the orchestrator waits for the reply, and the gateway under test must not crash.
+      const reply = m.type === 'alloc-start' ? 'alloc-started' : 'alloc-stopped';
+      allocProfile(m).then(
+        () => process.send({ type: reply }),
+        (err) => process.send({ type: reply, error: String(err) }),
+      );
     } else if (m?.type === 'memory') {
       // With --expose-gc, `gc: true` collects first: live memory rather than garbage not yet collected.
       if (m.gc) globalThis.gc?.();
@@ -76,12 +81,11 @@ if (process.send) {
       await post('HeapProfiler.enable');
       // Objects the GC already took count too: a request's garbage is what this measures.
       await post('HeapProfiler.startSampling', { samplingInterval: m.intervalBytes ?? 1024, includeObjectsCollectedByMinorGC: true, includeObjectsCollectedByMajorGC: true });
-      return { type: 'alloc-started' };
+      return;
     }
     const { profile } = await post('HeapProfiler.stopSampling');
     session.disconnect();
     writeFileSync(m.file, JSON.stringify(profile));
-    return { type: 'alloc-stopped' };
   }
   // The channel must not keep a gateway alive on its own.
   process.channel?.unref();

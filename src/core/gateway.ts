@@ -86,6 +86,13 @@ class BufferedChat extends BufferedAnswer<ChatCompletion> implements ChatRespons
   readonly stream = false as const;
 }
 
+/** A buffered answer is complete: its response starts now and the request ends now (one clock read for both). */
+function answered(run: RequestRun, life: RequestLifecycle): void {
+  const end = performance.now();
+  run.markResponseStart(end);
+  life.finish(undefined, end);
+}
+
 /** An answer's usage, without parsing a forwarded answer that already read it. */
 function usageOf<U>(answer: { readonly usage?: U | null; readonly response: { usage?: U } }): U | undefined {
   return answer.usage !== undefined ? answer.usage ?? undefined : answer.response.usage;
@@ -166,10 +173,7 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
       const usage = usageOf(answer);
       run.usage = usage;
       done.lease?.reconcile(usage?.total_tokens, answer.headers);
-      // The answer is complete: its response starts now, and the request ends now (one clock read for both).
-      const end = performance.now();
-      run.markResponseStart(end);
-      life.finish(undefined, end);
+      answered(run, life);
       return new BufferedChat(metaOf(run), answer);
     } catch (err) {
       life.finish(err);
@@ -189,9 +193,7 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
       const u = usageOf(answer);
       run.usage = u ? { prompt_tokens: u.prompt_tokens, completion_tokens: 0, total_tokens: u.total_tokens } : undefined;
       done.lease?.reconcile(u?.total_tokens, answer.headers);
-      const end = performance.now();
-      run.markResponseStart(end);
-      life.finish(undefined, end);
+      answered(run, life);
       return new BufferedAnswer(metaOf(run), answer);
     } catch (err) {
       life.finish(err);

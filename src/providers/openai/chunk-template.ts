@@ -70,6 +70,21 @@ function isPlainText(s: string, from: number, to: number): boolean {
 /** How a chunk whose last member is a string ends: that string's closing quote and the chunk's brace. */
 const STRING_LAST = '"}';
 
+/**
+ * The chunk's last member as a slot of its own, when it holds plain text written
+ * `"name":"TEXT"}` after the content (which closes at `after`): where TEXT starts.
+ */
+function lastSlot(members: Plain, data: string, after: number): { name: string; text: string; from: number } | undefined {
+  const names = Object.keys(members);
+  const name = names[names.length - 1]!;
+  const text = members[name];
+  if (typeof text !== 'string' || !data.endsWith(STRING_LAST)) return undefined;
+  const from = data.length - STRING_LAST.length - text.length;
+  const key = `"${name}":"`;
+  if (from - key.length <= after || data.slice(from - key.length, from) !== key) return undefined;
+  return data.slice(from, from + text.length) === text && isPlainText(data, from, from + text.length) ? { name, text, from } : undefined;
+}
+
 export class ChunkTemplate {
   private constructor(
     /** The event's text up to and including the content's opening quote. */
@@ -102,19 +117,11 @@ export class ChunkTemplate {
     const from = at + CONTENT_KEY.length;
     const to = from + content.length;
     if (data.charCodeAt(to) !== 0x22 || data.slice(from, to) !== content || !isPlainText(data, from, to)) return undefined;
-    // A last member holding plain text, written `"name":"TEXT"}`, may change each event: a slot of its own.
-    const names = Object.keys(members);
-    let last: string | undefined = names[names.length - 1];
-    const lastText = last === undefined ? undefined : members[last];
-    let tailEnd = data.length;
-    if (typeof lastText === 'string' && last !== 'choices' && data.endsWith(STRING_LAST)) {
-      const textFrom = data.length - STRING_LAST.length - lastText.length;
-      const name = `"${last}":"`;
-      if (textFrom - name.length > to && data.slice(textFrom - name.length, textFrom) === name && data.slice(textFrom, textFrom + lastText.length) === lastText && isPlainText(data, textFrom, textFrom + lastText.length)) tailEnd = textFrom;
-      else last = undefined;
-    } else last = undefined;
+    const slot = lastSlot(members, data, to);
+    const last = slot?.name;
+    const lastText = slot?.text;
     const head = detached(data.slice(0, from));
-    const tail = detached(data.slice(to, tailEnd));
+    const tail = detached(data.slice(to, slot === undefined ? data.length : slot.from));
     // The one `"content":"` is the delta's key only if the JSON spells that key so: it may be
     // written otherwise (`"content": "…"`, `\u` escapes, a repeated member that wins) while
     // another member spells `"content":"` with the same text. The same goes for the last
