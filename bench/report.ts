@@ -19,6 +19,9 @@ export interface Row {
   /** The gateway's write and read system calls a request (both sockets): how far its socket work was batched. */
   writesPerReq: number;
   readsPerReq: number;
+  /** % of the gateway core's time taken by the hypervisor (steal) and by interrupt work (softirq) during the path's rounds. */
+  stealPct: number;
+  softirqPct: number;
 }
 
 export interface HoldRow {
@@ -38,6 +41,10 @@ export interface HoldRow {
   gcMaxKind: string;
   gcTotalMs: number;
   cpuUsPerStream: number;
+  /** The gateway core over the lag window: steal and softirq %, and the most steal in one 100 ms sample. */
+  stealPct: number;
+  softirqPct: number;
+  maxStealMs: number;
   p50Ms: number;
   p99Ms: number;
 }
@@ -99,6 +106,9 @@ export function printCase(title: string, rows: Row[]): void {
   // finds several per read. More calls cost kernel time on both cores, so CPU a request moves with them.
   const calls = rows.map((r) => `${LABEL[r.path]} ${f1(r.writesPerReq)} / ${f1(r.readsPerReq)}`).join(', ');
   console.log(`gateway socket writes / reads a request: ${calls}`);
+  // Steal is time this VM did not run at all; softirq is loopback TCP's receive work, in no process's CPU figure.
+  const core = rows.map((r) => `${LABEL[r.path]} ${f1(r.stealPct)} % / ${f1(r.softirqPct)} %`).join(', ');
+  console.log(`gateway core steal / softirq: ${core}`);
 }
 
 export function printHold(title: string, rows: HoldRow[]): void {
@@ -122,6 +132,10 @@ export function printHold(title: string, rows: HoldRow[]): void {
       r.errors ? `${r.errors} (${r.errorKinds.join('; ')})` : '0',
     ]),
   );
+  // A long loop pause that lines up with as much steal was the hypervisor's: the VM did not run.
+  const core = rows.map((r) => `${LABEL[r.path]} ${f1(r.stealPct)} % / ${f1(r.softirqPct)} % (most steal in 100 ms: ${f0(r.maxStealMs)} ms)`).join(', ');
+  console.log(`
+gateway core over the lag window, steal / softirq: ${core}`);
 }
 
 /** The issue's bar, checked against this run. */

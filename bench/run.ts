@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { LoadResult, LoadSpec } from './loadgen.js';
 import type { MockMode } from './mock-upstream.js';
-import { allowedCpus, cpuUs, ioCalls, rssMb, rssPeak } from './proc.js';
+import { allowedCpus, cpuJiffies, cpuShares, cpuUs, ioCalls, rssMb, rssPeak, stealWatch } from './proc.js';
 import { freePort, httpRequest, LABEL, PATHS, startGateway, type Gateway, type PathName } from './paths.js';
 import { chatBody, type CaseName } from './bodies.js';
 import { median, printCase, printHold, printVerdict, type HoldRow, type Row } from './report.js';
@@ -191,19 +191,21 @@ async function main(): Promise<void> {
     });
     for (const g of gateways.values()) await runLoad(spec(g, WARMUP_S));
     const gwPids = [...gateways.values()].map((g) => g.pid);
-    const rounds = new Map<PathName, (LoadResult & { cpuUsPerReq: number; rssMb: number; loadCorePct: number; writesPerReq: number; readsPerReq: number })[]>();
+    const rounds = new Map<PathName, (LoadResult & { cpuUsPerReq: number; rssMb: number; loadCorePct: number; writesPerReq: number; readsPerReq: number; stealPct: number; softirqPct: number })[]>();
     for (let r = 0; r < ROUNDS; r++) {
       for (const g of gateways.values()) {
         await settle(gwPids);
         const cpu0 = cpuUs(g.pid);
         const io0 = ioCalls(g.pid);
         const load0 = cpuUs(mock.pid!) + cpuUs(load.pid!);
+        const core0 = cpuJiffies(gwCpu);
         const res = await runLoad(spec(g, SECONDS));
         const cpu1 = cpuUs(g.pid);
         const io1 = ioCalls(g.pid);
         const load1 = cpuUs(mock.pid!) + cpuUs(load.pid!);
         const row = {
           ...res,
+          ...cpuShares(core0, cpuJiffies(gwCpu)),
           cpuUsPerReq: res.completed > 0 ? (cpu1 - cpu0) / res.completed : NaN,
           writesPerReq: res.completed > 0 ? (io1.writes - io0.writes) / res.completed : NaN,
           readsPerReq: res.completed > 0 ? (io1.reads - io0.reads) / res.completed : NaN,
@@ -228,6 +230,8 @@ async function main(): Promise<void> {
       loadCorePct: median(rs.map((x) => x.loadCorePct)),
       writesPerReq: median(rs.map((x) => x.writesPerReq)),
       readsPerReq: median(rs.map((x) => x.readsPerReq)),
+      stealPct: median(rs.map((x) => x.stealPct)),
+      softirqPct: median(rs.map((x) => x.softirqPct)),
     }));
     printCase(c.title, rows);
     (all.cases as Record<string, unknown>)[c.name] = Object.fromEntries(rounds);
@@ -242,6 +246,7 @@ async function main(): Promise<void> {
       const idle = rssMb(g.pid);
       const cpu0 = cpuUs(g.pid);
       let peak: { stop(): number } | undefined;
+      let steal: ReturnType<typeof stealWatch> | undefined;
       let lagStarted: Promise<void> | undefined;
       const res = await runLoad(
         {
@@ -256,11 +261,13 @@ async function main(): Promise<void> {
         () => {
           // Every stream is open: from here the gateway holds them all.
           peak = rssPeak(g.pid);
+          steal = stealWatch(gwCpu);
           lagStarted = g.lagStart();
         },
       );
       await lagStarted;
       const lag = lagStarted ? await g.lag() : { p50Ms: NaN, p99Ms: NaN, maxMs: NaN, gcMaxMs: NaN, gcMaxKind: '', gcTotalMs: NaN };
+      const core = steal?.stop() ?? { stealPct: NaN, softirqPct: NaN, maxStealMs: NaN };
       const row: HoldRow = {
         path: g.name,
         streams: HOLD_STREAMS,
@@ -277,6 +284,7 @@ async function main(): Promise<void> {
         gcMaxKind: lag.gcMaxKind,
         gcTotalMs: lag.gcTotalMs,
         cpuUsPerStream: res.completed > 0 ? (cpuUs(g.pid) - cpu0) / res.completed : NaN,
+        ...core,
         p50Ms: res.p50Ms,
         p99Ms: res.p99Ms,
       };

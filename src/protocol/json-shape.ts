@@ -34,6 +34,12 @@ const OPEN_ARR = 0x5b;
 const CLOSE_ARR = 0x5d;
 /** Deeper than any real answer; bounds the bracket stack. */
 const MAX_DEPTH = 256;
+/**
+ * The closing bracket each open level expects. One stack for every scan: a
+ * scan runs to its end synchronously, so no two overlap, and an array grown
+ * by push from empty on every answer cost an allocation and two growths.
+ */
+const closers = new Uint8Array(MAX_DEPTH);
 
 const isWs = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
@@ -67,7 +73,7 @@ export function scanJsonShape(b: Uint8Array, field: string): JsonShape | undefin
   let i = b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? 3 : 0;
   while (i < n && isWs(b[i]!)) i++;
   if (b[i] !== OPEN_OBJ) return undefined;
-  const closers: number[] = [];
+  let depth = 0;
   let hasField = false;
   let usageFrom = -1;
   let usageTo = -1;
@@ -76,7 +82,7 @@ export function scanJsonShape(b: Uint8Array, field: string): JsonShape | undefin
     if (c === QUOTE) {
       const end = stringEnd(b, i);
       if (end === -1) return undefined;
-      if (closers.length === 1) {
+      if (depth === 1) {
         // A top-level string followed by ':' is a member name.
         let j = end + 1;
         while (j < n && isWs(b[j]!)) j++;
@@ -96,12 +102,12 @@ export function scanJsonShape(b: Uint8Array, field: string): JsonShape | undefin
       }
       i = end;
     } else if (c === OPEN_OBJ || c === OPEN_ARR) {
-      if (closers.length === MAX_DEPTH) return undefined;
-      closers.push(c === OPEN_OBJ ? CLOSE_OBJ : CLOSE_ARR);
+      if (depth === MAX_DEPTH) return undefined;
+      closers[depth++] = c === OPEN_OBJ ? CLOSE_OBJ : CLOSE_ARR;
     } else if (c === CLOSE_OBJ || c === CLOSE_ARR) {
-      if (closers.pop() !== c) return undefined;
-      if (closers.length === 1 && usageFrom !== -1 && usageTo === -1) usageTo = i + 1;
-      if (closers.length === 0) {
+      if (depth === 0 || closers[--depth] !== c) return undefined;
+      if (depth === 1 && usageFrom !== -1 && usageTo === -1) usageTo = i + 1;
+      if (depth === 0) {
         for (let j = i + 1; j < n; j++) if (!isWs(b[j]!)) return undefined;
         if (!hasField) return undefined;
         return { usage: usageOf(b, usageFrom, usageTo) };
