@@ -41,6 +41,9 @@ export interface HoldRow {
   gcMaxKind: string;
   gcTotalMs: number;
   cpuUsPerStream: number;
+  /** The gateway's socket writes and reads a stream, over the whole hold. */
+  writesPerStream: number;
+  readsPerStream: number;
   /** The gateway core over the lag window: steal and softirq %, and the most steal in one 100 ms sample. */
   stealPct: number;
   softirqPct: number;
@@ -134,8 +137,9 @@ export function printHold(title: string, rows: HoldRow[]): void {
   );
   // A long loop pause that lines up with as much steal was the hypervisor's: the VM did not run.
   const core = rows.map((r) => `${LABEL[r.path]} ${f1(r.stealPct)} % / ${f1(r.softirqPct)} % (most steal in 100 ms: ${f0(r.maxStealMs)} ms)`).join(', ');
-  console.log(`
-gateway core over the lag window, steal / softirq: ${core}`);
+  console.log(`\ngateway core over the lag window, steal / softirq: ${core}`);
+  const calls = rows.map((r) => `${LABEL[r.path]} ${f1(r.writesPerStream)} / ${f1(r.readsPerStream)}`).join(', ');
+  console.log(`gateway socket writes / reads a stream: ${calls}`);
 }
 
 /** The issue's bar, checked against this run. */

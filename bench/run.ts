@@ -238,6 +238,10 @@ async function main(): Promise<void> {
     if (c.name === 'buffered' || c.name === 'stream20') verdict[c.name] = rows;
   }
 
+  /** Socket writes and reads a stream over the hold (each event comes alone: a read and a write an event is the floor). */
+  const perStream = (a: { reads: number; writes: number }, b: { reads: number; writes: number }, n: number) =>
+    n > 0 ? { writesPerStream: (b.writes - a.writes) / n, readsPerStream: (b.reads - a.reads) / n } : { writesPerStream: NaN, readsPerStream: NaN };
+
   async function hold(): Promise<void> {
     await setMode(HOLD.mode);
     const holdRows: HoldRow[] = [];
@@ -245,6 +249,7 @@ async function main(): Promise<void> {
       await settle([...gateways.values()].map((x) => x.pid));
       const idle = rssMb(g.pid);
       const cpu0 = cpuUs(g.pid);
+      const io0 = ioCalls(g.pid);
       let peak: { stop(): number } | undefined;
       let steal: ReturnType<typeof stealWatch> | undefined;
       let lagStarted: Promise<void> | undefined;
@@ -284,6 +289,7 @@ async function main(): Promise<void> {
         gcMaxKind: lag.gcMaxKind,
         gcTotalMs: lag.gcTotalMs,
         cpuUsPerStream: res.completed > 0 ? (cpuUs(g.pid) - cpu0) / res.completed : NaN,
+        ...perStream(io0, ioCalls(g.pid), res.completed),
         ...core,
         p50Ms: res.p50Ms,
         p99Ms: res.p99Ms,
