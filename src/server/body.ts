@@ -2,6 +2,7 @@
  * Reading a request body: bounded by `maxBodyBytes` (413 as soon as the bound
  * is crossed, declared or not), strict UTF-8, parsed once.
  */
+import { isAscii } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { GatewayError, invalidRequest } from '../core/errors.js';
 import { rememberRawBody } from '../protocol/raw-body.js';
@@ -90,10 +91,16 @@ const tooLarge = (max: number) => new GatewayError(413, 'payload_too_large', `Re
 export function parseJsonBody(buf: Buffer): unknown {
   if (buf.length === 0) throw invalidRequest('Request body is empty: expected JSON');
   let text: string;
-  try {
-    text = utf8.decode(buf);
-  } catch {
-    throw invalidRequest('Request body is not valid UTF-8');
+  // ASCII is UTF-8 as it stands (and what Python's json.dumps sends by default):
+  // one vectorised check and a byte copy, about half a strict decode's cost on a
+  // large prompt. Anything else is decoded strictly.
+  if (isAscii(buf)) text = buf.toString('latin1');
+  else {
+    try {
+      text = utf8.decode(buf);
+    } catch {
+      throw invalidRequest('Request body is not valid UTF-8');
+    }
   }
   let value: unknown;
   try {
