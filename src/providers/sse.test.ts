@@ -70,12 +70,12 @@ const LINES = [
   '',
 ];
 const EXPECTED: SseEvent[] = [
-  { event: 'message_start', data: '{"type":"message_start"}' },
-  { event: undefined, data: 'line one\nline two\n\n two leading spaces keep one' },
-  { event: undefined, data: 'no-space' },
-  { event: 'ping', data: '' },
-  { event: undefined, data: 'after id and retry' },
-  { event: undefined, data: '[DONE]' },
+  { event: 'message_start', data: '{"type":"message_start"}', multiline: false },
+  { event: undefined, data: 'line one\nline two\n\n two leading spaces keep one', multiline: true },
+  { event: undefined, data: 'no-space', multiline: false },
+  { event: 'ping', data: '', multiline: false },
+  { event: undefined, data: 'after id and retry', multiline: false },
+  { event: undefined, data: '[DONE]', multiline: false },
 ];
 
 describe('SseParser', () => {
@@ -107,7 +107,7 @@ describe('SseParser', () => {
     p.push('data: one\n');
     expect(p.events).toEqual([]);
     p.push('\ndata: tw');
-    expect(p.events).toEqual([{ event: undefined, data: 'one' }]);
+    expect(p.events).toEqual([{ event: undefined, data: 'one', multiline: false }]);
     p.push('o\n\n');
     expect(p.events.map((e) => e.data)).toEqual(['one', 'two']);
   });
@@ -119,7 +119,7 @@ describe('SseParser', () => {
     p.push('\r');
     expect(p.events).toEqual([]); // that last CR could still become CRLF
     p.push('\n');
-    expect(p.events).toEqual([{ event: undefined, data: 'x' }]);
+    expect(p.events).toEqual([{ event: undefined, data: 'x', multiline: false }]);
   });
 
   it('the caller drains events by splicing; the parser keeps appending', () => {
@@ -138,11 +138,11 @@ describe('SseParser', () => {
       ['after a complete event', 'data: first\n\ndata: tail'],
     ])('%s', (_name, text) => {
       const got = sse([text]).events;
-      expect(got.at(-1)).toEqual({ event: undefined, data: 'tail' });
+      expect(got.at(-1)).toEqual({ event: undefined, data: 'tail', multiline: false });
     });
 
     it('keeps the event name of the final event', () => {
-      expect(sse(['event: done\ndata: {}']).events).toEqual([{ event: 'done', data: '{}' }]);
+      expect(sse(['event: done\ndata: {}']).events).toEqual([{ event: 'done', data: '{}', multiline: false }]);
     });
 
     it('a trailing comment or empty input yields nothing', () => {
@@ -166,7 +166,7 @@ describe('SseParser', () => {
     // Regression (was a bug): end() hands the whole remaining buffer to line(), so with CR line ends the
     // final line's own "\r" (held back as a possible CRLF half) ends up inside the data.
     it('CR: the held-back CR of the final line is a line end, not data', () => {
-      expect(sse(['data: tail\r']).events).toEqual([{ event: undefined, data: 'tail' }]);
+      expect(sse(['data: tail\r']).events).toEqual([{ event: undefined, data: 'tail', multiline: false }]);
     });
   });
 });

@@ -8,6 +8,8 @@
 export interface SseEvent {
   event: string | undefined;
   data: string;
+  /** The data came in more than one `data:` line (joined with \n): it cannot be written back out as one line. */
+  multiline: boolean;
 }
 
 export class SseParser {
@@ -15,6 +17,7 @@ export class SseParser {
   private buf = '';
   /** The event's data so far (lines joined with \n); undefined: no data line yet. */
   private data: string | undefined;
+  private multiline = false;
   private event: string | undefined;
   /** Comment lines seen (keep-alives); a stall detector may want them. */
   comments = 0;
@@ -63,7 +66,11 @@ export class SseParser {
     const len = colon - from;
     if (len === 4 && buf.startsWith('data', from)) {
       const value = v >= to ? '' : buf.slice(v, to);
-      this.data = this.data === undefined ? value : `${this.data}\n${value}`;
+      if (this.data === undefined) this.data = value;
+      else {
+        this.data = `${this.data}\n${value}`;
+        this.multiline = true;
+      }
     } else if (len === 5 && buf.startsWith('event', from)) {
       this.event = v >= to ? '' : buf.slice(v, to);
     }
@@ -71,8 +78,9 @@ export class SseParser {
   }
 
   private dispatch(): void {
-    if (this.data !== undefined) this.events.push({ event: this.event, data: this.data });
+    if (this.data !== undefined) this.events.push({ event: this.event, data: this.data, multiline: this.multiline });
     this.data = undefined;
+    this.multiline = false;
     this.event = undefined;
   }
 }

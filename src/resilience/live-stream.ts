@@ -270,11 +270,13 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
       trace.errorType = err.category;
       trace.message = `after commit: ${err.label}`;
     }
+    // What reached the client, read before closing the attempt resets its count (without resume nothing else keeps it).
+    const delivered = this.tally.deliveredChars || this.tally.attemptChars;
     this.closeAttempt();
     // The broken attempt is over: its timer and its link to the request signal go now, not at the end.
     this.cur.scope.dispose();
     const note = this.resumeBlocker(this.resumes);
-    if (note) return this.fail(new StreamBrokenError(err, this.tally.deliveredChars || this.tally.attemptChars, note));
+    if (note) return this.fail(new StreamBrokenError(err, delivered, note));
     this.resumes++;
     this.phase = 'resuming';
     this.resuming = this.o.resume(this.tally.delivered()).then(

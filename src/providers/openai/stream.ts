@@ -12,6 +12,16 @@ import { categorize, parseErrorBody } from '../../resilience/classify.js';
 import { ChunkTemplate } from './chunk-template.js';
 
 const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true };
+
+/** `choices` as everything downstream reads it: an array of objects (a `null` in it is a malformed event, not a crash). */
+function isChoiceList(choices: unknown): boolean {
+  if (!Array.isArray(choices)) return false;
+  for (let i = 0; i < choices.length; i++) {
+    const c: unknown = choices[i];
+    if (c === null || typeof c !== 'object') return false;
+  }
+  return true;
+}
 /** Parsed chunks a stream may spend learning a chunk template before its events count as not alike. */
 const LEARN_TRIES = 4;
 
@@ -117,14 +127,16 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
   private take(): void {
     const events = this.parser.events;
     for (let i = 0; i < events.length && !this.sawDone; i++) {
-      const data = events[i]!.data;
-      if (data === '[DONE]') {
+      const ev = events[i]!;
+      const data = ev.data;
+      // SSE strips one space after `data:`; a server that writes two still means the end.
+      if (data === '[DONE]' || (data.length < 16 && data.trim() === '[DONE]')) {
         this.sawDone = true;
         break;
       }
       let chunk: WithRaw<ChatCompletionChunk> | undefined;
       try {
-        chunk = this.parse(data);
+        chunk = this.parse(data, ev.multiline);
       } catch (err) {
         this.failure = err as Error;
         this.over = true;
@@ -160,9 +172,14 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
     this.src.release();
   }
 
-  /** A chunk, or undefined for a malformed event (counted, skipped). Error events throw. */
-  private parse(data: string): WithRaw<ChatCompletionChunk> | undefined {
-    if (this.template !== undefined) {
+  /**
+   * A chunk, or undefined for a malformed event (counted, skipped). Error events throw.
+   * `multiline`: the event's JSON came in several `data:` lines, joined with newlines,
+   * so its text cannot be forwarded as one `data:` line (the chunk is re-serialised)
+   * and is no template's shape.
+   */
+  private parse(data: string, multiline: boolean): WithRaw<ChatCompletionChunk> | undefined {
+    if (this.template !== undefined && !multiline) {
       const built = this.template.build(data);
       if (built !== undefined) {
         this.learnTries = LEARN_TRIES;
@@ -191,11 +208,12 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
         providerCode: parsed.code,
       });
     }
-    if (!Array.isArray(obj.choices)) {
+    if (!isChoiceList(obj.choices)) {
       this.malformed++;
       return undefined;
     }
     const chunk = obj as unknown as WithRaw<ChatCompletionChunk>;
+    if (multiline) return chunk;
     if (this.learnTries > 0) {
       this.learnTries--;
       this.template = ChunkTemplate.learn(chunk, data) ?? this.template;

@@ -1,0 +1,125 @@
+/**
+ * Upstream streams that are odd but not broken, over real sockets (each found
+ * by a socket-level fuzz of the stream path): the client must get a valid SSE
+ * stream with exactly the upstream's text, or, for a real cut, an error event
+ * that says how much had arrived.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway } from '../helpers/gateway.js';
+import { chunk, sleep, sseHead, startRawUpstream, type RawHandler } from '../helpers/raw-upstream.js';
+
+let closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of closers.reverse()) await c();
+  closers = [];
+});
+
+/** Every `data:` value the client received, in order (a value that is not one line of JSON fails here, as in an SDK). */
+function dataValues(body: string): unknown[] {
+  const out: unknown[] = [];
+  for (const block of body.split('\n\n')) {
+    if (block.trim() === '') continue;
+    for (const line of block.split('\n')) {
+      expect(line.startsWith('data: '), `a line without its data: field: ${JSON.stringify(line)}`).toBe(true);
+      const v = line.slice(6);
+      out.push(v === '[DONE]' ? v : JSON.parse(v));
+    }
+  }
+  return out;
+}
+
+const contentOf = (values: unknown[]) =>
+  values
+    .map((v) => (v as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content ?? '')
+    .join('');
+
+async function streamThrough(handler: RawHandler, resilience: Record<string, unknown> = {}): Promise<{ status: number; values: unknown[]; body: string }> {
+  const upstream = await startRawUpstream(handler);
+  closers.push(() => upstream.close());
+  const gw = await startGateway({
+    resilience: { maxRetries: 0, ...resilience },
+    providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
+    models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
+  });
+  closers.push(() => gw.close(0));
+  const res = await fetch(`${gw.baseURL}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  const text = await res.text();
+  return { status: res.status, values: dataValues(text), body: text };
+}
+
+describe('odd upstream streams', () => {
+  it('an event whose JSON spans several data: lines reaches the client as one valid data: line', async () => {
+    const r = await streamThrough(async (res) => {
+      sseHead(res);
+      res.write(chunk('m', { role: 'assistant', content: '' }));
+      // SSE joins the lines with \n: valid JSON (whitespace between tokens), but not one line.
+      res.write('data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",\n');
+      res.write('data: "choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}\n\n');
+      for (const piece of [' wor', 'ld']) {
+        res.write(`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",\ndata: "choices":[{"index":0,"delta":{"content":"${piece}"},"finish_reason":null}]}\n\n`);
+        await sleep(2);
+      }
+      res.write(chunk('m', {}, 'stop'));
+      res.end('data: [DONE]\n\n');
+    });
+    expect(r.status).toBe(200);
+    expect(contentOf(r.values)).toBe('Hello world');
+    expect(r.values.at(-1)).toBe('[DONE]');
+  });
+
+  it('a chunk whose choices hold a null is skipped as malformed, before the first token and after it', async () => {
+    const nullChoice = 'data: {"id":"c2","object":"chat.completion.chunk","created":1,"model":"m","choices":[null]}\n\n';
+    const r = await streamThrough(async (res) => {
+      sseHead(res);
+      res.write(chunk('m', { role: 'assistant', content: '' }));
+      res.write(nullChoice);
+      res.write(chunk('m', { content: 'Hi' }));
+      await sleep(2);
+      res.write(nullChoice);
+      res.write(chunk('m', { content: ' there' }));
+      res.write(chunk('m', {}, 'stop'));
+      res.end('data: [DONE]\n\n');
+    });
+    expect(r.status).toBe(200);
+    expect(contentOf(r.values)).toBe('Hi there');
+    expect(r.body).not.toContain('"error"');
+    expect(r.values.at(-1)).toBe('[DONE]');
+  });
+
+  it('`data:  [DONE]` with two spaces ends the stream: nothing after it is relayed', async () => {
+    const r = await streamThrough(async (res) => {
+      sseHead(res);
+      res.write(chunk('m', { role: 'assistant', content: '' }));
+      res.write(chunk('m', { content: 'Done.' }));
+      res.write(chunk('m', {}, 'stop'));
+      res.write('data:  [DONE]\n\n');
+      res.end(chunk('m', { content: 'AFTER' }));
+    });
+    expect(r.status).toBe(200);
+    expect(contentOf(r.values)).toBe('Done.');
+    expect(r.body).not.toContain('AFTER');
+    expect(r.values.at(-1)).toBe('[DONE]');
+  });
+
+  it('a stream cut after its first text, with resume off, says how much had arrived', async () => {
+    const r = await streamThrough(
+      async (res) => {
+        sseHead(res);
+        res.write(chunk('m', { role: 'assistant', content: '' }));
+        res.write(chunk('m', { content: 'Hello' }));
+        await sleep(20);
+        res.socket?.destroy();
+      },
+      { streamResume: false },
+    );
+    expect(r.status).toBe(200);
+    expect(contentOf(r.values)).toBe('Hello');
+    const last = r.values.at(-1) as { error?: { code?: string; message?: string } };
+    expect(last.error?.code).toBe('stream_broken');
+    expect(last.error?.message).toContain('after 5 characters');
+  });
+});
