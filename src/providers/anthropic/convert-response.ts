@@ -52,6 +52,8 @@ export function toChatCompletion(msg: AnthropicMessage, created: number, prefill
   let text = '';
   const toolCalls: ToolCall[] = [];
   for (const block of msg.content) {
+    // A block that is not an object is skipped, as the stream skips a malformed event.
+    if (block === null || typeof block !== 'object') continue;
     if (block.type === 'text' && typeof block.text === 'string') text += block.text;
     else if (block.type === 'tool_use') {
       toolCalls.push({

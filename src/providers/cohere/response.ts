@@ -46,15 +46,17 @@ export function fromCohereResponse(value: unknown, model: string, created: numbe
   }
   const msg = value.message;
   let text = '';
+  // Parts and calls that are not objects are skipped, as the stream skips a malformed event.
   if (Array.isArray(msg.content)) {
-    for (const part of msg.content) if (part.type === 'text' && typeof part.text === 'string') text += part.text;
+    for (const part of msg.content) if (isObject(part) && part.type === 'text' && typeof part.text === 'string') text += part.text;
   }
   let toolCalls: ToolCall[] | undefined;
-  if (Array.isArray(msg.tool_calls) && msg.tool_calls.length > 0) {
-    toolCalls = msg.tool_calls.map((c) => ({
-      id: c.id,
+  const calls = Array.isArray(msg.tool_calls) ? msg.tool_calls.filter(isObject) : [];
+  if (calls.length > 0) {
+    toolCalls = calls.map((c) => ({
+      id: typeof c.id === 'string' ? c.id : '',
       type: 'function',
-      function: { name: c.function?.name ?? '', arguments: c.function?.arguments ?? '' },
+      function: { name: stringOr(c.function?.name), arguments: stringOr(c.function?.arguments) },
     }));
   }
   const completion: ChatCompletion = {
@@ -83,6 +85,9 @@ function isCohereChatResponse(v: unknown): v is CohereChatResponse {
   const o = v as Record<string, unknown>;
   return typeof o.id === 'string' && !!o.message && typeof o.message === 'object';
 }
+
+const isObject = <T>(v: T | null | undefined): v is T => v !== null && typeof v === 'object';
+const stringOr = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 function num(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
