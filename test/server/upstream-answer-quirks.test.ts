@@ -14,28 +14,35 @@ afterEach(async () => {
   closers = [];
 });
 
-/** A gateway in front of one `type` provider whose every answer is `answer` (200, JSON); the client's reply. */
-async function askThrough(type: 'anthropic' | 'cohere', answer: unknown): Promise<{ status: number; body: Record<string, any> }> {
+type NativeType = 'anthropic' | 'cohere' | 'ollama';
+
+/** A gateway in front of one `type` provider whose every answer is `answer` (200; JSON, or `contentType` text as given). */
+async function gatewayBefore(type: NativeType, answer: unknown, contentType = 'application/json'): Promise<string> {
   const upstream = await startRawUpstream((res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(answer));
+    res.writeHead(200, { 'content-type': contentType });
+    res.end(typeof answer === 'string' ? answer : JSON.stringify(answer));
   });
   closers.push(() => upstream.close());
   const gw = await startGateway(
     {
       resilience: { maxRetries: 0 },
-      providers: [{ id: 'up', type, baseUrl: new URL(upstream.url).origin, apiKey: '${UP_KEY}' }],
-      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
+      providers: [{ id: 'up', type, baseUrl: new URL(upstream.url).origin, ...(type === 'ollama' ? {} : { apiKey: '${UP_KEY}' }) }],
+      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm', capabilities: ['tools', 'embeddings'] }] }],
     },
     { env: { UP_KEY: 'k' } },
   );
   closers.push(() => gw.close(0));
-  const res = await fetch(`${gw.baseURL}/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }),
-  });
+  return gw.baseURL;
+}
+
+async function post(base: string, path: string, body: unknown): Promise<{ status: number; body: Record<string, any> }> {
+  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as Record<string, any> };
+}
+
+/** The client's reply to a plain chat request. */
+async function askThrough(type: NativeType, answer: unknown): Promise<{ status: number; body: Record<string, any> }> {
+  return post(await gatewayBefore(type, answer), '/chat/completions', { model: 'chat', messages: [{ role: 'user', content: 'hi' }] });
 }
 
 describe('native answers with a null inside', () => {
@@ -63,5 +70,66 @@ describe('native answers with a null inside', () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.choices[0].message.content).toBe('Hi');
     expect(r.body.choices[0].message.tool_calls).toBeUndefined();
+  });
+
+  it('ollama: a tool call that is null or names no function is no call', async () => {
+    const r = await askThrough('ollama', {
+      model: 'm',
+      created_at: '2026-11-30T00:00:00Z',
+      message: { role: 'assistant', content: 'No tools needed.', tool_calls: [null, { function: null }, 5] },
+      done: true,
+      done_reason: 'stop',
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.choices[0].message.content).toBe('No tools needed.');
+    expect(r.body.choices[0].message.tool_calls).toBeUndefined();
+    expect(r.body.choices[0].finish_reason).toBe('stop');
+  });
+
+  for (const [type, answer] of [
+    ['cohere', { id: 'e', embeddings: { float: [null] }, meta: { billed_units: { input_tokens: 1 } } }],
+    ['ollama', { model: 'm', embeddings: [null] }],
+  ] as const) {
+    it(`${type} embeddings: a vector that is not numbers is the upstream failing (fail-over, 503 here), not a 500`, async () => {
+      const base = await gatewayBefore(type, answer);
+      for (const encoding_format of ['float', 'base64']) {
+        const r = await post(base, '/embeddings', { model: 'chat', input: 'a', encoding_format });
+        expect(r.status, JSON.stringify(r.body)).toBe(503);
+        expect(r.body.error.code).toBe('all_candidates_unavailable');
+      }
+    });
+  }
+
+  it('anthropic stream: a tool call whose block ends without input JSON has arguments {}', async () => {
+    const events = [
+      { type: 'message_start', message: { id: 'msg_t', type: 'message', role: 'assistant', model: 'm', content: [], usage: { input_tokens: 3, output_tokens: 0 } } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'now', input: {} } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 5 } },
+      { type: 'message_stop' },
+    ];
+    const sse = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+    const base = await gatewayBefore('anthropic', sse, 'text/event-stream');
+    const res = await fetch(`${base}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'chat',
+        stream: true,
+        messages: [{ role: 'user', content: 'time?' }],
+        tools: [{ type: 'function', function: { name: 'now', parameters: { type: 'object', properties: {} } } }],
+      }),
+    });
+    expect(res.status).toBe(200);
+    let args = '';
+    let name = '';
+    for (const line of (await res.text()).split('\n')) {
+      if (!line.startsWith('data: {')) continue;
+      const call = JSON.parse(line.slice(6)).choices?.[0]?.delta?.tool_calls?.[0];
+      if (call?.function?.name) name += call.function.name;
+      if (call?.function?.arguments) args += call.function.arguments;
+    }
+    expect(name).toBe('now');
+    expect(JSON.parse(args)).toEqual({});
   });
 });

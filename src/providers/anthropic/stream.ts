@@ -42,6 +42,8 @@ export class AnthropicChunkStream implements ChunkStream {
   private pendingTrim: string;
   /** Chunks produced by the current network read, drained by the iterator. */
   private readonly out: ChatCompletionChunk[] = [];
+  /** Per tool call (by ordinal): some of its arguments went out. */
+  private readonly argsSent: boolean[] = [];
 
   /**
    * @param created the `created` stamp of every chunk (seconds)
@@ -114,12 +116,14 @@ export class AnthropicChunkStream implements ChunkStream {
         return this.messageStart(ev);
       case 'message_delta':
         return this.messageDelta(ev);
+      case 'content_block_stop':
+        return this.blockStop(ev);
       case 'message_stop':
         return this.stop();
       case 'error':
         throw anthropicStreamError(data);
       default:
-        // ping, content_block_stop, and event types added after this was written.
+        // ping, and event types added after this was written.
         return;
     }
   }
@@ -153,6 +157,7 @@ export class AnthropicChunkStream implements ChunkStream {
       // sends the whole input up front still yields the right arguments.
       const input = block.input;
       const full = input !== null && typeof input === 'object' && Object.keys(input).length > 0;
+      this.argsSent[ordinal] = full;
       this.emit({
         tool_calls: [
           {
@@ -180,10 +185,22 @@ export class AnthropicChunkStream implements ChunkStream {
       if (kind === TEXT && typeof delta.text === 'string') this.text(delta.text);
     } else if (delta.type === 'input_json_delta') {
       if (kind !== undefined && kind >= 0 && typeof delta.partial_json === 'string' && delta.partial_json) {
+        this.argsSent[kind] = true;
         this.emit({ tool_calls: [{ index: kind, function: { arguments: delta.partial_json } }] });
       }
     }
     // thinking_delta, signature_delta, citations_delta: no OpenAI form.
+  }
+
+  /**
+   * A tool call whose block ends without any input JSON takes no arguments: `{}`, as the
+   * buffered answer says, where an empty string would fail the client's JSON.parse.
+   */
+  private blockStop(ev: Json): void {
+    const kind = typeof ev.index === 'number' ? this.kinds[ev.index] : undefined;
+    if (kind === undefined || kind < 0 || this.argsSent[kind]) return;
+    this.argsSent[kind] = true;
+    this.emit({ tool_calls: [{ index: kind, function: { arguments: '{}' } }] });
   }
 
   private text(text: string): void {

@@ -21,7 +21,7 @@ describe('OpenAI embeddings ⇄ Cohere /v2/embed', () => {
   });
 
   it('converts the response into the OpenAI list shape with billed input tokens', () => {
-    expect(fromCohereEmbed(fixture('embed.json'), 'embed-english-v3.0', undefined)).toEqual({
+    expect(fromCohereEmbed(fixture('embed.json'), 'embed-english-v3.0', undefined, 2)).toEqual({
       object: 'list',
       data: [
         { object: 'embedding', index: 0, embedding: [0.016296387, -0.008354187, -0.04699707] },
@@ -33,12 +33,25 @@ describe('OpenAI embeddings ⇄ Cohere /v2/embed', () => {
   });
 
   it('encodes base64 as little-endian float32, as OpenAI does', () => {
-    const out = fromCohereEmbed({ embeddings: { float: [[0.5, -1, 2]] } }, 'm', 'base64');
+    const out = fromCohereEmbed({ embeddings: { float: [[0.5, -1, 2]] } }, 'm', 'base64', 1);
     const bytes = Buffer.from(out.data[0]!.embedding as string, 'base64');
     expect([0, 1, 2].map((i) => bytes.readFloatLE(i * 4))).toEqual([0.5, -1, 2]);
   });
 
   it('treats a response without float embeddings as the upstream failing', () => {
-    expect(() => fromCohereEmbed({ embeddings: {} }, 'm', undefined)).toThrow(/without float embeddings/);
+    expect(() => fromCohereEmbed({ embeddings: {} }, 'm', undefined, 1)).toThrow(/without 1 float embeddings/);
+  });
+
+  it('treats a vector that is not numbers, or a count that does not match the inputs, as the upstream failing', () => {
+    for (const encoding of [undefined, 'base64'] as const) {
+      for (const float of [[null], [[0.1, 'x']], [[0.1, null]], [5], [{ length: 1e10 }], [], [[0.1], [0.2]]]) {
+        expect(() => fromCohereEmbed({ embeddings: { float } }, 'm', encoding, 1), JSON.stringify(float)).toThrow(UpstreamError);
+      }
+    }
+  });
+
+  it('reads only a count as the token usage', () => {
+    expect(fromCohereEmbed({ embeddings: { float: [[1]] }, meta: { billed_units: { input_tokens: '4' } } }, 'm', undefined, 1).usage).toEqual({ prompt_tokens: 0, total_tokens: 0 });
+    expect(fromCohereEmbed({ embeddings: { float: [[1]] }, meta: { billed_units: { input_tokens: -1 }, tokens: { input_tokens: 3 } } }, 'm', undefined, 1).usage).toEqual({ prompt_tokens: 3, total_tokens: 3 });
   });
 });

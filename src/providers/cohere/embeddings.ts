@@ -7,7 +7,7 @@
 import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { CohereEmbedRequest, CohereEmbedResponse } from './wire.js';
-import { float32Base64 } from '../../protocol/embedding-base64.js';
+import { checkedVectors, float32Base64, tokenCount } from '../../protocol/embedding-base64.js';
 
 const FLOAT: ['float'] = ['float'];
 
@@ -22,13 +22,14 @@ export function toCohereEmbed(req: EmbeddingsRequest, model: string): CohereEmbe
   return out;
 }
 
-export function fromCohereEmbed(value: unknown, model: string, encoding: EmbeddingsRequest['encoding_format']): EmbeddingsResponse {
-  const vectors = (value as CohereEmbedResponse | null)?.embeddings?.float;
-  if (!Array.isArray(vectors)) {
-    throw new UpstreamError({ category: 'server', message: 'cohere sent an embed response without float embeddings' });
+/** `inputs`: how many texts were sent (one vector each must come back). */
+export function fromCohereEmbed(value: unknown, model: string, encoding: EmbeddingsRequest['encoding_format'], inputs: number): EmbeddingsResponse {
+  const vectors = checkedVectors((value as CohereEmbedResponse | null)?.embeddings?.float, inputs);
+  if (vectors === undefined) {
+    throw new UpstreamError({ category: 'server', message: `cohere sent an embed response without ${inputs} float embeddings` });
   }
   const meta = (value as CohereEmbedResponse).meta;
-  const prompt = meta?.billed_units?.input_tokens ?? meta?.tokens?.input_tokens ?? 0;
+  const prompt = tokenCount(meta?.billed_units?.input_tokens, tokenCount(meta?.tokens?.input_tokens));
   const data: Embedding[] = vectors.map((v, index) => ({
     object: 'embedding',
     index,

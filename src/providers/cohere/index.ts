@@ -53,10 +53,10 @@ export class CohereAdapter implements ProviderAdapter {
   }
 
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
-    const body = JSON.stringify(toCohereEmbed(req, ctx.model));
-    const res = await this.http.postWhole('/v2/embed', body, ctx.signal);
+    const embed = toCohereEmbed(req, ctx.model);
+    const res = await this.http.postWhole('/v2/embed', JSON.stringify(embed), ctx.signal);
     const value = parseJsonBody(res.raw);
-    return { response: fromCohereEmbed(value, ctx.model, req.encoding_format), headers: res.headers };
+    return { response: fromCohereEmbed(value, ctx.model, req.encoding_format, embed.texts.length), headers: res.headers };
   }
 
   close(): Promise<void> {

@@ -16,7 +16,7 @@ describe('OpenAI embeddings ⇄ Ollama /api/embed', () => {
   });
 
   it('converts the response into the OpenAI list shape', () => {
-    const out = fromOllamaEmbed(fixture('embed.json'), 'all-minilm', 'float');
+    const out = fromOllamaEmbed(fixture('embed.json'), 'all-minilm', 'float', 2);
     expect(out.object).toBe('list');
     expect(out.model).toBe('all-minilm');
     expect(out.data.map((d) => d.index)).toEqual([0, 1]);
@@ -25,8 +25,20 @@ describe('OpenAI embeddings ⇄ Ollama /api/embed', () => {
   });
 
   it('encodes base64 as little-endian float32', () => {
-    const out = fromOllamaEmbed({ embeddings: [[1.5, -2]] }, 'm', 'base64');
+    const out = fromOllamaEmbed({ embeddings: [[1.5, -2]] }, 'm', 'base64', 1);
     const bytes = Buffer.from(out.data[0]!.embedding as string, 'base64');
     expect([bytes.readFloatLE(0), bytes.readFloatLE(4)]).toEqual([1.5, -2]);
+  });
+
+  it('treats a vector that is not numbers, or a count that does not match the inputs, as the upstream failing', () => {
+    for (const encoding of ['float', 'base64'] as const) {
+      for (const embeddings of [[null], [[0.1, 'x']], [5], [{ length: 1e10 }], [], [[0.1], [0.2]]]) {
+        expect(() => fromOllamaEmbed({ embeddings }, 'm', encoding, 1), JSON.stringify(embeddings)).toThrow(UpstreamError);
+      }
+    }
+  });
+
+  it('reads only a count as the token usage', () => {
+    expect(fromOllamaEmbed({ embeddings: [[1]], prompt_eval_count: -5 }, 'm', 'float', 1).usage).toEqual({ prompt_tokens: 0, total_tokens: 0 });
   });
 });

@@ -6,7 +6,7 @@
 import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { OllamaEmbedRequest, OllamaEmbedResponse } from './wire.js';
-import { float32Base64 } from '../../protocol/embedding-base64.js';
+import { checkedVectors, float32Base64, tokenCount } from '../../protocol/embedding-base64.js';
 
 export function toOllamaEmbed(req: EmbeddingsRequest, model: string): OllamaEmbedRequest {
   const input = req.input;
@@ -18,12 +18,13 @@ export function toOllamaEmbed(req: EmbeddingsRequest, model: string): OllamaEmbe
   return out;
 }
 
-export function fromOllamaEmbed(value: unknown, model: string, encoding: EmbeddingsRequest['encoding_format']): EmbeddingsResponse {
-  const vectors = (value as OllamaEmbedResponse | null)?.embeddings;
-  if (!Array.isArray(vectors)) {
-    throw new UpstreamError({ category: 'server', message: 'ollama sent an embed response without embeddings' });
+/** `inputs`: how many texts were sent (one vector each must come back). */
+export function fromOllamaEmbed(value: unknown, model: string, encoding: EmbeddingsRequest['encoding_format'], inputs: number): EmbeddingsResponse {
+  const vectors = checkedVectors((value as OllamaEmbedResponse | null)?.embeddings, inputs);
+  if (vectors === undefined) {
+    throw new UpstreamError({ category: 'server', message: `ollama sent an embed response without ${inputs} embeddings` });
   }
-  const prompt = (value as OllamaEmbedResponse).prompt_eval_count ?? 0;
+  const prompt = tokenCount((value as OllamaEmbedResponse).prompt_eval_count);
   const data: Embedding[] = vectors.map((v, index) => ({
     object: 'embedding',
     index,

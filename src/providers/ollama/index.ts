@@ -73,10 +73,11 @@ export class OllamaAdapter implements ProviderAdapter {
   }
 
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
-    const body = JSON.stringify(toOllamaEmbed(req, ctx.model));
-    const res = await this.http.postWhole('/api/embed', body, ctx.signal);
+    const embed = toOllamaEmbed(req, ctx.model);
+    const res = await this.http.postWhole('/api/embed', JSON.stringify(embed), ctx.signal);
     const value = parseJsonBody(res.raw);
-    return { response: fromOllamaEmbed(value, ctx.model, req.encoding_format), headers: res.headers };
+    const inputs = typeof embed.input === 'string' ? 1 : embed.input.length;
+    return { response: fromOllamaEmbed(value, ctx.model, req.encoding_format, inputs), headers: res.headers };
   }
 
   close(): Promise<void> {

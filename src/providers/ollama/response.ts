@@ -26,14 +26,18 @@ export function ollamaToolCalls(
   calls: NonNullable<OllamaChatResponse['message']>['tool_calls'],
   newId: () => string,
 ): ToolCall[] | undefined {
-  if (!Array.isArray(calls) || calls.length === 0) return undefined;
-  return calls.map((c) => {
-    const args = c?.function?.arguments;
+  if (!Array.isArray(calls)) return undefined;
+  // A call without a named function (null, a number, `function: null`) is no call: skipped,
+  // as a malformed event is, rather than made into one the model never asked for.
+  const named = calls.filter((c) => c !== null && typeof c === 'object' && typeof c.function?.name === 'string' && c.function.name !== '');
+  if (named.length === 0) return undefined;
+  return named.map((c) => {
+    const args = c.function!.arguments;
     return {
-      id: typeof c?.id === 'string' && c.id ? c.id : newId(),
+      id: typeof c.id === 'string' && c.id ? c.id : newId(),
       type: 'function',
       function: {
-        name: c?.function?.name ?? '',
+        name: c.function!.name as string,
         arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
       },
     };
