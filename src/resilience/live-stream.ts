@@ -26,7 +26,7 @@ import type { Health } from './health.js';
 import { normalizeFailure } from './outcome.js';
 import type { RequestRun } from './run.js';
 import type { Committed } from './stream-attempt.js';
-import type { UpstreamError } from './upstream-error.js';
+import { UpstreamError } from './upstream-error.js';
 
 /** How long to wait for a usage chunk / clean close after `finish_reason`. */
 const FINISH_GRACE_MS = 1000;
@@ -50,6 +50,8 @@ export interface LiveStreamOptions {
   health: Health;
   cfg: ResilienceConfig;
   includeUsage: boolean;
+  /** The answers asked for (`n`): the stream is finished when each has its finish_reason. */
+  choices: number;
   promptTokensEstimate: number;
   /** Continue after a cut: resolves with a committed continuation, or rejects. */
   resume(prefill: string): Promise<Attempted<Committed>>;
@@ -93,6 +95,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
       head?.model ?? first.candidate.deployment.model,
       head?.created ?? Math.floor(o.run.startedAt / 1000),
       o.cfg.streamResume,
+      o.choices,
     );
   }
 
@@ -167,6 +170,11 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
             break;
           }
           case 'closing':
+            // With n > 1 an upstream may end cleanly once one choice finished (its own
+            // end check sees a finish_reason): the others were cut, and the answer is not whole.
+            if (this.o.choices > 1 && !this.tally.finished) {
+              throw new UpstreamError({ category: 'network', message: 'upstream stream ended before every choice finished' });
+            }
             this.closeAttempt();
             this.phase = 'complete';
             break;
@@ -359,6 +367,8 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
   private resumeBlocker(resumes: number): string | null {
     if (!this.o.cfg.streamResume) return 'stream resume is disabled';
     if (this.tally.toolCalls) return 'tool-call streams are not resumed';
+    // A prefill continues one answer: the others of an n > 1 request cannot be.
+    if (this.o.choices > 1) return 'streams of several choices are not resumed';
     if (this.tally.deliveredChars === 0) return 'nothing to resume from';
     if (resumes >= MAX_RESUMES) return `gave up after ${MAX_RESUMES} resumes`;
     return null;

@@ -16,8 +16,10 @@ export class StreamTally {
   /** Characters of content in the current attempt, whatever the choice. */
   attemptChars = 0;
   toolCalls = false;
-  /** A finish_reason was seen: the answer is complete, whatever follows. */
+  /** Every answer asked for has its finish_reason: the response is complete, whatever follows. */
   finished = false;
+  /** With n > 1: the choice indexes that finished so far. */
+  private finishedChoices: Set<number> | undefined;
   /** Chunks from here on continue an earlier attempt's answer. */
   continuation = false;
   /**
@@ -41,11 +43,24 @@ export class StreamTally {
     private readonly created: number,
     /** Keep the delivered text (stream resume is on). */
     private readonly keepText: boolean,
+    /** How many answers the request asked for (`n`). */
+    private readonly choices = 1,
   ) {}
 
   /** The answer finished and its usage arrived: nothing more to read from this attempt. */
   get complete(): boolean {
     return this.finished && this.attemptUsage !== undefined;
+  }
+
+  /** One choice finished; with n > 1 the response is complete only once each of them has. */
+  private finish(index: unknown): void {
+    if (this.choices <= 1) {
+      this.finished = true;
+      return;
+    }
+    const done = (this.finishedChoices ??= new Set());
+    if (typeof index === 'number') done.add(index);
+    if (done.size >= this.choices) this.finished = true;
   }
 
   /** The totals so far, as the request's usage. */
@@ -83,7 +98,7 @@ export class StreamTally {
       }
       if (ch.finish_reason) {
         content = true;
-        this.finished = true;
+        this.finish(ch.index);
       }
     }
     // Kept only when it changed: each chunk's own copy of the same name would outlive the wait for the next.

@@ -33,7 +33,11 @@ const contentOf = (values: unknown[]) =>
     .map((v) => (v as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content ?? '')
     .join('');
 
-async function streamThrough(handler: RawHandler, resilience: Record<string, unknown> = {}): Promise<{ status: number; values: unknown[]; body: string }> {
+async function streamThrough(
+  handler: RawHandler,
+  resilience: Record<string, unknown> = {},
+  request: Record<string, unknown> = {},
+): Promise<{ status: number; values: unknown[]; body: string }> {
   const upstream = await startRawUpstream(handler);
   closers.push(() => upstream.close());
   const gw = await startGateway({
@@ -45,7 +49,7 @@ async function streamThrough(handler: RawHandler, resilience: Record<string, unk
   const res = await fetch(`${gw.baseURL}/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }], ...request }),
   });
   const text = await res.text();
   return { status: res.status, values: dataValues(text), body: text };
@@ -121,5 +125,48 @@ describe('odd upstream streams', () => {
     const last = r.values.at(-1) as { error?: { code?: string; message?: string } };
     expect(last.error?.code).toBe('stream_broken');
     expect(last.error?.message).toContain('after 5 characters');
+  });
+
+  describe('n = 2', () => {
+    const ev = (index: number, delta: Record<string, unknown>, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'c3', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index, delta, finish_reason: finish }] })}\n\n`;
+
+    it('a stream that ends once one of its two choices finished was cut: an error event, not [DONE]', async () => {
+      const r = await streamThrough(
+        async (res) => {
+          sseHead(res);
+          res.write(ev(0, { role: 'assistant', content: 'Hel' }));
+          res.write(ev(1, { role: 'assistant', content: 'Bye' }));
+          await sleep(2);
+          // Choice 1 finishes; choice 0 never does, and the body ends cleanly without [DONE].
+          res.end(ev(1, {}, 'stop'));
+        },
+        {},
+        { n: 2 },
+      );
+      expect(r.status).toBe(200);
+      expect(r.values).not.toContain('[DONE]');
+      const last = r.values.at(-1) as { error?: { code?: string } };
+      expect(last.error?.code).toBe('stream_broken');
+    });
+
+    it('a stream whose two choices both finish ends with [DONE]', async () => {
+      const r = await streamThrough(
+        async (res) => {
+          sseHead(res);
+          res.write(ev(0, { role: 'assistant', content: 'Hello' }));
+          res.write(ev(1, { role: 'assistant', content: 'Bye' }));
+          await sleep(2);
+          res.write(ev(1, {}, 'stop'));
+          res.write(ev(0, {}, 'length'));
+          res.end('data: [DONE]\n\n');
+        },
+        {},
+        { n: 2 },
+      );
+      expect(r.status).toBe(200);
+      expect(r.values.at(-1)).toBe('[DONE]');
+      expect(r.body).not.toContain('"error"');
+    });
   });
 });
