@@ -48,6 +48,8 @@ describe('gemini embeddings conversion', () => {
     const buf = Buffer.from(b64, 'base64');
     expect([buf.readFloatLE(0), buf.readFloatLE(4)]).toEqual([0.5, -1]);
     expect(fromBatchEmbedResponse({ ...body, usageMetadata: { promptTokenCount: 11 } }, ['a', 'b'], 'm', 'float').usage.prompt_tokens).toBe(11);
+    // Not a count (JSON's 1e999 parses as Infinity): estimated instead, never sent on as null.
+    expect(fromBatchEmbedResponse({ ...body, usageMetadata: { promptTokenCount: Infinity } }, ['a', 'b'], 'm', 'float').usage.prompt_tokens).toBe(estimateTokens(['a', 'b']));
     expect(estimateTokens(['12345'])).toBe(2);
   });
 

@@ -52,6 +52,6 @@ export function fromBatchEmbedResponse(
     return { object: 'embedding', index, embedding: encoding === 'base64' ? float32Base64(values) : values };
   });
   const reported = body.usageMetadata?.promptTokenCount;
-  const tokens = typeof reported === 'number' && reported >= 0 ? reported : estimateTokens(texts);
-  return { object: 'list', data, model, usage: { prompt_tokens: tokens, total_tokens: tokens } };
+  const prompt = typeof reported === 'number' && Number.isFinite(reported) && reported >= 0 ? reported : estimateTokens(texts);
+  return { object: 'list', data, model, usage: { prompt_tokens: prompt, total_tokens: prompt } };
 }
