@@ -13,7 +13,8 @@ export interface AttemptTrace {
   /** HTTP status the upstream answered; 0 when none (network, timeout before headers, local skip). */
   status: number;
   /** Normalized category of a failed attempt; null on success. */
-  errorType: ErrorCategory | 'throttled' | 'cooldown' | 'circuit_open' | 'skipped' | null;
+  /** `aborted`: the client left while this attempt's call was out (the call counts as made). */
+  errorType: ErrorCategory | 'throttled' | 'cooldown' | 'circuit_open' | 'skipped' | 'aborted' | null;
   latencyMs: number;
   /** Streams: time to first content token of this attempt; null otherwise. */
   ttftMs: number | null;

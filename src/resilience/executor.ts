@@ -169,9 +169,11 @@ export class Executor {
           }
           const err = normalizeFailure(raw);
           if (err instanceof AttemptAborted) {
-            lease?.cancel();
+            // The request was on its way when the client left or the deadline passed: the
+            // upstream most likely counted it, so its capacity is spent, as for a timeout.
+            lease?.reconcile();
             health.release(d.stateKey, admission.probe);
-            trace.errorType = err.kind === 'deadline' ? 'timeout' : 'skipped';
+            trace.errorType = err.kind === 'deadline' ? 'timeout' : 'aborted';
             trace.message = err.message;
             this.emitAttempt(run, cand, trace);
             if (err.kind === 'deadline') throw deadlineError();

@@ -72,6 +72,8 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
   /** The current attempt's upstream has ended (or thrown). */
   private upstreamDone = false;
   private resumes = 0;
+  /** The current attempt's usage and capacity are settled (`closeAttempt` ran). */
+  private attemptClosed = false;
   /**
    * The consumer let go of its chunk and the stall timer's restart is owed: made
    * by the next chunk's arrival, or before reading returns to wait (see read).
@@ -105,6 +107,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     this.cur.scope.arm(this.cur.candidate.deployment.timeouts.idleTimeoutMs, 'idle', 'upstream stream stalled');
     this.restartOwed = false; // a fresh timer
     this.graceArmed = false;
+    this.attemptClosed = false;
     this.pi = 0;
     this.phase = 'pending';
   }
@@ -291,9 +294,11 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
       (next) => {
         this.resuming = undefined;
         if (this.closed) {
-          // The consumer left while the continuation was being opened: release it too.
+          // The consumer left while the continuation was being opened: release it too. It
+          // reached its upstream (it committed), so its capacity is spent, not given back.
           void next.value.iterator.return?.(undefined)?.catch(() => {});
           next.scope.dispose();
+          next.lease?.reconcile(undefined, next.value.stream.headers);
           return;
         }
         this.cur = next;
@@ -326,6 +331,8 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     const run = this.o.run;
     run.streamOutcome = err instanceof AttemptAborted && err.kind === 'client' ? 'client_aborted' : 'broken';
     if (err instanceof GatewayError) run.errorCode = err.code;
+    // The attempt's usage first, so the request's usage includes it.
+    if (!this.attemptClosed) this.closeAttempt();
     run.usage = this.tally.usage();
     this.failure = { err };
     this.end(false);
@@ -358,6 +365,9 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
       scope.dispose();
     }
     if (!ok) {
+      // Ended mid-attempt (the client left, the deadline, a failure): the attempt still
+      // used its upstream, so its usage counts and its capacity is settled, not left in flight.
+      if (!this.attemptClosed) this.closeAttempt();
       run.streamOutcome ??= 'client_aborted';
       run.usage ??= this.tally.usage();
     }
@@ -376,6 +386,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
 
   /** The attempt is over: count its usage and malformed events, settle its capacity lease. */
   private closeAttempt(): void {
+    this.attemptClosed = true;
     const c = this.cur;
     this.o.run.malformedEvents += c.value.stream.malformed;
     c.lease?.reconcile(this.tally.closeAttempt(this.o.promptTokensEstimate), c.value.stream.headers);
