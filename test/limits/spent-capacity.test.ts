@@ -1,9 +1,9 @@
 /**
- * Capacity when the client leaves mid-request, over real sockets (found by a
- * chaos run): a request that reached its upstream is spent — for the
- * provider's rpm and for the client key's quota — and a stream the client
- * left is settled, not kept in flight, where it would shrink every limit the
- * upstream's headers teach.
+ * Capacity a request spent, over real sockets (found by chaos runs): a request
+ * that reached its upstream is spent — for the provider's rpm and for the
+ * client key's quota — whether the client left while it was out or its answer
+ * could not be read; and a stream the client left is settled, not kept in
+ * flight, where it would shrink every limit the upstream's headers teach.
  */
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -118,5 +118,22 @@ describe('a client that leaves', () => {
     await sleep(50);
     expect(upstream.hits.length).toBe(3);
     expect(await ask(url)).toBe(429);
+  });
+
+  it("an answer that could not be read still spent the provider's rpm", async () => {
+    const { upstream, url } = await gateway(
+      (res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"choices": [not json');
+      },
+      { provider: { rpm: 2 } },
+    );
+    // Each fails over to nothing: 503, after the upstream received it.
+    expect(await ask(url)).toBe(503);
+    expect(await ask(url)).toBe(503);
+    expect(upstream.hits.length).toBe(2);
+    // The minute's two are spent: the third is refused unsent.
+    expect(await ask(url)).toBe(503);
+    expect(upstream.hits.length).toBe(2);
   });
 });
