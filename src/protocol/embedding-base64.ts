@@ -1,7 +1,8 @@
 /**
- * OpenAI's `encoding_format: "base64"` (the openai SDK's default): the vector as
- * little-endian float32 bytes, base64-encoded. Adapters of providers that only
- * return float arrays encode with this.
+ * Embeddings as OpenAI's answer carries them, for the adapters of providers
+ * that answer in their own shape: the vectors checked, the token count read,
+ * and OpenAI's `encoding_format: "base64"` (the openai SDK's default) — the
+ * vector as little-endian float32 bytes, base64-encoded.
  */
 export function float32Base64(values: readonly number[]): string {
   const f = Float32Array.from(values);
@@ -25,7 +26,7 @@ export function checkedVectors(vectors: unknown, inputs: number): number[][] | u
   return vectors as number[][];
 }
 
-/** A token count an upstream reported, when it is one (a non-negative finite number); else `fallback`. */
-export function tokenCount(v: unknown, fallback = 0): number {
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : fallback;
+/** A token count an upstream reported, when it is one (a non-negative finite number). */
+export function tokenCount(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
 }

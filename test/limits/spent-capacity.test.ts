@@ -118,6 +118,9 @@ describe('a client that leaves', () => {
     await sleep(50);
     expect(upstream.hits.length).toBe(3);
     expect(await ask(url)).toBe(429);
+    // Each abandoned attempt is traced as a call the client left, not as one never made.
+    const traces = (await (await fetch(`${new URL(url).origin}/traces?limit=10`)).json()) as { data: { attempts: { errorType: string | null }[] }[] };
+    expect(traces.data.flatMap((t) => t.attempts.map((a) => a.errorType))).toEqual(['aborted', 'aborted', 'aborted']);
   });
 
   it("an answer that could not be read still spent the provider's rpm", async () => {

@@ -29,7 +29,7 @@ export function fromCohereEmbed(value: unknown, model: string, encoding: Embeddi
     throw new UpstreamError({ category: 'server', message: `cohere sent an embed response without ${inputs} float embeddings` });
   }
   const meta = (value as CohereEmbedResponse).meta;
-  const prompt = tokenCount(meta?.billed_units?.input_tokens, tokenCount(meta?.tokens?.input_tokens));
+  const prompt = tokenCount(meta?.billed_units?.input_tokens) ?? tokenCount(meta?.tokens?.input_tokens) ?? 0;
   const data: Embedding[] = vectors.map((v, index) => ({
     object: 'embedding',
     index,

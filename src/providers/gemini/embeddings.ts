@@ -8,7 +8,7 @@ import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../pro
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { invalidRequest } from './errors.js';
 import type { BatchEmbedContentsRequest, BatchEmbedContentsResponse } from './wire.js';
-import { float32Base64 } from '../../protocol/embedding-base64.js';
+import { float32Base64, tokenCount } from '../../protocol/embedding-base64.js';
 
 /** The texts of an embeddings request; token arrays have no Gemini equivalent. */
 export function embeddingTexts(req: EmbeddingsRequest): string[] {
@@ -52,6 +52,6 @@ export function fromBatchEmbedResponse(
     return { object: 'embedding', index, embedding: encoding === 'base64' ? float32Base64(values) : values };
   });
   const reported = body.usageMetadata?.promptTokenCount;
-  const prompt = typeof reported === 'number' && Number.isFinite(reported) && reported >= 0 ? reported : estimateTokens(texts);
+  const prompt = tokenCount(reported) ?? estimateTokens(texts);
   return { object: 'list', data, model, usage: { prompt_tokens: prompt, total_tokens: prompt } };
 }

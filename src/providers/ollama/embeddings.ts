@@ -24,7 +24,7 @@ export function fromOllamaEmbed(value: unknown, model: string, encoding: Embeddi
   if (vectors === undefined) {
     throw new UpstreamError({ category: 'server', message: `ollama sent an embed response without ${inputs} embeddings` });
   }
-  const prompt = tokenCount((value as OllamaEmbedResponse).prompt_eval_count);
+  const prompt = tokenCount((value as OllamaEmbedResponse).prompt_eval_count) ?? 0;
   const data: Embedding[] = vectors.map((v, index) => ({
     object: 'embedding',
     index,

@@ -27,21 +27,22 @@ export function ollamaToolCalls(
   newId: () => string,
 ): ToolCall[] | undefined {
   if (!Array.isArray(calls)) return undefined;
-  // A call without a named function (null, a number, `function: null`) is no call: skipped,
-  // as a malformed event is, rather than made into one the model never asked for.
-  const named = calls.filter((c) => c !== null && typeof c === 'object' && typeof c.function?.name === 'string' && c.function.name !== '');
-  if (named.length === 0) return undefined;
-  return named.map((c) => {
-    const args = c.function!.arguments;
-    return {
-      id: typeof c.id === 'string' && c.id ? c.id : newId(),
+  const out: ToolCall[] = [];
+  for (const c of calls as unknown[]) {
+    // A call without a named function (null, a number, `function: null`) is no call: skipped,
+    // as a malformed event is, rather than made into one the model never asked for.
+    const fn = c !== null && typeof c === 'object' ? (c as { function?: unknown }).function : undefined;
+    const name = fn !== null && typeof fn === 'object' ? (fn as { name?: unknown }).name : undefined;
+    if (typeof name !== 'string' || name === '') continue;
+    const id = (c as { id?: unknown }).id;
+    const args = (fn as { arguments?: unknown }).arguments;
+    out.push({
+      id: typeof id === 'string' && id ? id : newId(),
       type: 'function',
-      function: {
-        name: c.function!.name as string,
-        arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
-      },
-    };
-  });
+      function: { name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) },
+    });
+  }
+  return out.length > 0 ? out : undefined;
 }
 
 export function fromOllamaResponse(value: unknown, model: string, created: number, id: string, newToolId: () => string): ChatCompletion {
