@@ -17,6 +17,7 @@ import { validateChatRequest, validateEmbeddingsRequest } from '../protocol/vali
 import { ADAPTERS } from '../providers/registry.js';
 import type { AdapterFactory, AttemptContext, ProviderAdapter } from '../providers/types.js';
 import { EventBus } from '../observability/events.js';
+import { newUuid } from '../observability/compact-id.js';
 import { Catalog } from '../routing/catalog.js';
 import { orderSegments } from '../routing/chain.js';
 import type { Deployment } from '../routing/deployment.js';
@@ -105,6 +106,12 @@ export interface Gateway {
   readonly health: Health;
   chat(request: ChatRequest | unknown, opts?: CallOptions): Promise<ChatResponse | ChatStreamResponse>;
   embeddings(request: EmbeddingsRequest | unknown, opts?: CallOptions): Promise<EmbeddingsResult>;
+  /**
+   * Count and log a request refused before it reached the gateway (the server's
+   * 401, 413 and unreadable bodies): the gateway's own refusals (invalid fields,
+   * and everything after) are accounted by `chat` and `embeddings` themselves.
+   */
+  refused(err: unknown, endpoint: 'chat' | 'embeddings', opts?: CallOptions): void;
   models(): ModelList;
   close(): Promise<void>;
 }
@@ -154,8 +161,32 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
       return call(adapter, { signal: scope.signal, model: candidate.deployment.model, requestId: run.id });
     };
 
+  /** A client error before routing: a `refused` event (no trace; see RefusedEvent). */
+  function refused(err: unknown, endpoint: 'chat' | 'embeddings', opts: CallOptions = {}, body?: unknown): void {
+    if (!(err instanceof GatewayError) || !bus.has('refused')) return;
+    const model = (body as { model?: unknown } | null | undefined)?.model;
+    bus.emit('refused', {
+      requestId: opts.requestId ?? newUuid(),
+      endpoint,
+      status: err.status,
+      errorCode: err.code,
+      keyId: opts.key?.id ?? null,
+      model: typeof model === 'string' ? model : null,
+    });
+  }
+
+  /** `validate`, with a refusal accounted. */
+  function validated<T>(validate: (body: unknown) => T, endpoint: 'chat' | 'embeddings', request: unknown, opts: CallOptions): T {
+    try {
+      return validate(request);
+    } catch (err) {
+      refused(err, endpoint, opts, request);
+      throw err;
+    }
+  }
+
   async function chat(request: ChatRequest | unknown, opts: CallOptions = {}): Promise<ChatResponse | ChatStreamResponse> {
-    const req = validateChatRequest(request);
+    const req = validated(validateChatRequest, 'chat', request, opts);
     const requirements = chatRequirements(req);
     const life = new RequestLifecycle(lifecycle, req.model, req.stream === true, 'chat', requirements, opts, (m) => estimateRequestTokens(req, m));
     const contentPolicyChain = () => {
@@ -182,7 +213,7 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
   }
 
   async function embeddings(request: EmbeddingsRequest | unknown, opts: CallOptions = {}): Promise<EmbeddingsResult> {
-    const req = validateEmbeddingsRequest(request);
+    const req = validated(validateEmbeddingsRequest, 'embeddings', request, opts);
     const life = new RequestLifecycle(lifecycle, req.model, false, 'embeddings', EMBEDDINGS_REQUIREMENTS, opts, (m) => estimateEmbeddingsTokens(req, m));
     const { run } = life;
     const chain = life.chain.filter((c) => adapters.get(c.deployment.provider.id)!.embeddings !== undefined);
@@ -212,5 +243,5 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
     await Promise.allSettled([...adapters.values()].map((a) => a.close()));
   }
 
-  return { config, bus, catalog, health, chat, embeddings, models, close };
+  return { config, bus, catalog, health, chat, embeddings, refused, models, close };
 }

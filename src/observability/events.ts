@@ -95,11 +95,30 @@ export interface ThrottleEvent {
   outcome: 'acquired' | 'skipped' | 'timed_out' | 'overflow';
 }
 
+/**
+ * A routed request refused before it was routed: a missing or wrong key (401), a body
+ * over the bound (413), malformed JSON or invalid fields (400). It has no trace (no
+ * routing decision to explain, and a client without a key must not be able to push
+ * real traces out of the store); it is counted and logged.
+ */
+export interface RefusedEvent {
+  requestId: string;
+  endpoint: 'chat' | 'embeddings';
+  status: number;
+  errorCode: string;
+  /** Null when the key was missing or wrong. */
+  keyId: string | null;
+  /** The `model` the body named, when it was read that far. */
+  model: string | null;
+}
+
 export interface GatewayEventMap {
   /** One per upstream attempt (and per candidate skipped without a call). */
   attempt: { requestId: string; alias: string; deployment: string; trace: AttemptTrace; fallback: boolean };
   /** One per request, when it is finished (stream included). */
   request: TraceRecord;
+  /** One per request refused before routing (see RefusedEvent). */
+  refused: RefusedEvent;
   breaker: BreakerEvent;
   cooldown: CooldownEvent;
   throttle: ThrottleEvent;

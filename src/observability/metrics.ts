@@ -119,6 +119,8 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
 
   const unsubscribe = [
     bus.on('request', onRequest),
+    // Refused before routing: counted with the others, no duration (it says nothing of routing) — see RefusedEvent.
+    bus.on('refused', (ev) => requestsC(labels.model(ev.model ?? ''), ev.endpoint, ev.status).inc()),
     bus.on('attempt', (ev) => {
       const d = labels.deployment(ev.deployment);
       const outcome = ev.trace.errorType ?? 'success';

@@ -1,5 +1,6 @@
 /**
- * One log line per finished request, plus lines for breaker, cooldown and
+ * One log line per finished request (and per request refused before routing:
+ * a bad key, an unreadable body), plus lines for breaker, cooldown and
  * state-backend changes. The `request` listener only queues the record; lines
  * are written on the next turn of the event loop, so serialising JSON never
  * happens inside a request's own work. Only routing facts are logged: the
@@ -7,7 +8,7 @@
  * (attempt messages) is copied from it.
  */
 import type { Logger } from 'pino';
-import type { EventBus, TraceRecord } from './events.js';
+import type { EventBus, RefusedEvent, TraceRecord } from './events.js';
 
 const MAX_MODEL_CHARS = 200;
 
@@ -18,6 +19,7 @@ export interface RequestLogger {
 
 export function createRequestLogger(bus: EventBus, logger: Logger): RequestLogger {
   let queue: TraceRecord[] = [];
+  let refusals: RefusedEvent[] = [];
   let scheduled: NodeJS.Immediate | undefined;
 
   const drain = (): void => {
@@ -25,12 +27,20 @@ export function createRequestLogger(bus: EventBus, logger: Logger): RequestLogge
     const batch = queue;
     queue = [];
     for (const t of batch) writeRequest(logger, t);
+    const refused = refusals;
+    refusals = [];
+    for (const r of refused) writeRefusal(logger, r);
   };
 
   const unsubscribe = [
     bus.on('request', (t) => {
       if (!logger.isLevelEnabled(t.status >= 500 ? 'warn' : 'info')) return;
       queue.push(t);
+      scheduled ??= setImmediate(drain);
+    }),
+    bus.on('refused', (r) => {
+      if (!logger.isLevelEnabled('info')) return;
+      refusals.push(r);
       scheduled ??= setImmediate(drain);
     }),
     bus.on('breaker', (ev) => {
@@ -63,14 +73,23 @@ export function createRequestLogger(bus: EventBus, logger: Logger): RequestLogge
   };
 }
 
+/** Client-chosen text: bounded so a silly request cannot make a huge line. */
+const bounded = (model: string): string => (model.length > MAX_MODEL_CHARS ? `${model.slice(0, MAX_MODEL_CHARS)}…` : model);
+
+function writeRefusal(logger: Logger, r: RefusedEvent): void {
+  logger.info(
+    { event: 'request', id: r.requestId, keyId: r.keyId, endpoint: r.endpoint, model: r.model === null ? null : bounded(r.model), status: r.status, errorCode: r.errorCode },
+    'request refused',
+  );
+}
+
 function writeRequest(logger: Logger, t: TraceRecord): void {
   const fields = {
     event: 'request',
     id: t.id,
     keyId: t.keyId,
     endpoint: t.endpoint,
-    // Client-chosen text: bounded so a silly request cannot make a huge line.
-    model: t.model.length > MAX_MODEL_CHARS ? `${t.model.slice(0, MAX_MODEL_CHARS)}…` : t.model,
+    model: bounded(t.model),
     deployment: t.deployment,
     selection: t.selection,
     status: t.status,

@@ -145,26 +145,46 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
   }
 
   async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let opts: CallOptions | undefined;
+    let routed = false;
     try {
-      const opts = callOptions(req, res);
-      const result = await gateway.chat(parseJsonBody(await readBody(req, maxBody)), opts);
+      opts = callOptions(req, res);
+      const body = parseJsonBody(await readBody(req, maxBody));
+      // From here the gateway accounts for its own refusals.
+      routed = true;
+      const result = await gateway.chat(body, opts);
       if (result.stream) {
         await writeSse(res, result, result.meta);
         return;
       }
       sendRouted(res, result.raw ?? JSON.stringify(result.body), result.meta);
     } catch (err) {
+      if (!routed) refusedAtTheDoor(err, 'chat', req, opts);
       answerError(err, req, res);
     }
   }
 
   async function embeddings(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let opts: CallOptions | undefined;
+    let routed = false;
     try {
-      const opts = callOptions(req, res);
-      const result = await gateway.embeddings(parseJsonBody(await readBody(req, maxBody)), opts);
+      opts = callOptions(req, res);
+      const body = parseJsonBody(await readBody(req, maxBody));
+      routed = true;
+      const result = await gateway.embeddings(body, opts);
       sendRouted(res, result.raw ?? JSON.stringify(result.body), result.meta);
     } catch (err) {
+      if (!routed) refusedAtTheDoor(err, 'embeddings', req, opts);
       answerError(err, req, res);
+    }
+  }
+
+  /** A bad key, an oversized or unreadable body: counted and logged by the gateway. Never throws (a throwing listener must not stop the answer). */
+  function refusedAtTheDoor(err: unknown, endpoint: 'chat' | 'embeddings', req: IncomingMessage, opts: CallOptions | undefined): void {
+    try {
+      gateway.refused(err, endpoint, { requestId: opts?.requestId ?? requestIdOf(req.headers), key: opts?.key });
+    } catch (e) {
+      hooks.onInternalError?.(e, opts?.requestId);
     }
   }
 
