@@ -49,6 +49,32 @@ function checkContent(content: unknown, i: number, role: string): void {
   }
 }
 
+/** `stop`: a string or an array of strings (adapters map each to the provider's stop sequences). */
+function checkStop(stop: unknown): void {
+  if (stop === undefined || stop === null || typeof stop === 'string') return;
+  if (Array.isArray(stop) && stop.every((s) => typeof s === 'string')) return;
+  throw invalidRequest("'stop' must be a string or an array of strings", 'stop');
+}
+
+const TOOL_CHOICE_MODES = new Set(['none', 'auto', 'required']);
+const hasFunctionName = (v: unknown): boolean => isObj(v) && isObj(v.function) && typeof v.function.name === 'string';
+
+/** `tool_choice`: a mode, one named function, or an allowed_tools list (as OpenAI takes them); adapters read the named function's name. */
+function checkToolChoice(choice: unknown): void {
+  if (choice === undefined || choice === null) return;
+  if (typeof choice === 'string' && TOOL_CHOICE_MODES.has(choice)) return;
+  if (isObj(choice)) {
+    if (choice.type === 'function' && hasFunctionName(choice)) return;
+    const a = choice.allowed_tools;
+    if (choice.type === 'allowed_tools' && isObj(a) && (a.mode === 'auto' || a.mode === 'required') && Array.isArray(a.tools) && a.tools.every(hasFunctionName)) return;
+    if (choice.type === 'custom' && isObj(choice.custom) && typeof choice.custom.name === 'string') return;
+  }
+  throw invalidRequest(
+    "'tool_choice' must be 'none', 'auto', 'required', {type: 'function', function: {name}} or {type: 'allowed_tools', allowed_tools: {mode, tools}}",
+    'tool_choice',
+  );
+}
+
 export function validateChatRequest(body: unknown): ChatRequest {
   if (!isObj(body)) throw invalidRequest('request body must be a JSON object');
   if (typeof body.model !== 'string' || body.model.length === 0) throw invalidRequest("'model' is required and must be a string", 'model');
@@ -81,6 +107,8 @@ export function validateChatRequest(body: unknown): ChatRequest {
       }
     }
   }
+  checkStop(body.stop);
+  checkToolChoice(body.tool_choice);
   if (body.response_format !== undefined && body.response_format !== null && !(isObj(body.response_format) && typeof body.response_format.type === 'string')) {
     throw invalidRequest("'response_format' must be an object with a 'type'", 'response_format');
   }

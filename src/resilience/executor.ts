@@ -95,6 +95,9 @@ export class Executor {
     let reserved = opts.reserved;
     /** Set once the alias's contentPolicyFallbacks were entered: a further refusal moves on within them, never back to their start. */
     let policyError: UpstreamError | undefined;
+    /** The first refusal of an adapter that could not express the request, and how many refused so. */
+    let unexpressible: UpstreamError | undefined;
+    let unexpressibleCount = 0;
 
     for (let ci = 0; ci < candidates.length; ci++) {
       const cand = candidates[ci]!;
@@ -179,6 +182,20 @@ export class Executor {
             if (err.kind === 'deadline') throw deadlineError();
             throw err;
           }
+          if (err.category === 'invalid_request' && err.status === undefined) {
+            // The adapter cannot express this request for its provider (n > 1, an image URL
+            // Ollama cannot take…): nothing was sent, and the next candidate may well serve it.
+            // If none can, this refusal is the answer (below).
+            lease?.cancel();
+            health.release(d.stateKey, admission.probe);
+            trace.errorType = 'skipped';
+            trace.message = `${err.label} for this provider`;
+            this.emitAttempt(run, cand, trace);
+            unexpressible ??= err;
+            unexpressibleCount++;
+            notes.push({ deployment: d.key, label: err.label });
+            break;
+          }
           trace.status = err.status ?? 0;
           trace.errorType = err.category;
           // Never the upstream's text: providers echo request content and key fragments in errors.
@@ -234,6 +251,8 @@ export class Executor {
     reserved?.cancel();
     if (policyError) throw clientErrorFor(policyError);
     if (contextError) throw clientErrorFor(contextError);
+    // No candidate could even express it: the client's request is the problem, not availability.
+    if (unexpressible && unexpressibleCount === notes.length) throw clientErrorFor(unexpressible);
     if (run.deadlineAt <= clock.now()) throw deadlineError();
     throw exhaustedError(notes, retryAt === Number.POSITIVE_INFINITY ? clock.now() + 1000 : retryAt, clock.now());
   }

@@ -12,7 +12,7 @@ import { UpstreamError } from './upstream-error.js';
  * be retried or counted against the deployment's health.
  */
 export function isProgrammingError(err: unknown): boolean {
-  if (!(err instanceof TypeError || err instanceof RangeError || err instanceof SyntaxError || err instanceof ReferenceError)) return false;
+  if (!(err instanceof TypeError || err instanceof RangeError || err instanceof SyntaxError || err instanceof ReferenceError || err instanceof URIError)) return false;
   const e = err as { code?: unknown; cause?: { code?: unknown } };
   return e.code === undefined && e.cause?.code === undefined;
 }

@@ -10,14 +10,18 @@ import { GatewayError } from '../../src/core/errors.js';
 import { createSimulatedAdapter } from '../../src/providers/simulated/index.js';
 import type { AdapterFactory } from '../../src/providers/types.js';
 
-it('a TypeError in an adapter is a 500 for that request only; the breaker stays closed', async () => {
+// A URIError too: decodeURIComponent on a client's data URL threw one, and one request opened a Gemini breaker (found by fuzzing).
+it.each([
+  ['TypeError', () => new TypeError("Cannot read properties of undefined (reading 'name')")],
+  ['URIError', () => new URIError('URI malformed')],
+])('a %s in an adapter is a 500 for that request only; the breaker stays closed', async (_name, bug) => {
   let calls = 0;
   const buggy: AdapterFactory = (provider, deps) => {
     const real = createSimulatedAdapter(provider, deps);
     return Object.assign(Object.create(real) as typeof real, {
       chat: (req: Parameters<typeof real.chat>[0], ctx: Parameters<typeof real.chat>[1]) => {
         calls++;
-        if (req.messages[0]!.content === 'poison') return Promise.reject(new TypeError("Cannot read properties of undefined (reading 'name')"));
+        if (req.messages[0]!.content === 'poison') return Promise.reject(bug());
         return real.chat(req, ctx);
       },
     });

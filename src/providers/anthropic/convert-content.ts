@@ -8,6 +8,7 @@
  * ids) cannot be expressed and is refused as an invalid request rather than
  * silently dropped.
  */
+import { parseDataUrl } from '../../protocol/data-url.js';
 import type { ChatMessage, ContentPart, ImagePart, TextPart } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { AnthropicContentBlock, AnthropicDocumentBlock, AnthropicImageBlock } from './wire.js';
@@ -33,21 +34,13 @@ export function pushText(blocks: AnthropicContentBlock[], text: unknown): void {
   if (typeof text === 'string' && text.trim().length > 0) blocks.push({ type: 'text', text });
 }
 
-const DATA_URL = /^data:([^;,]+)((?:;[^;,]+)*),/;
-
-function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {
-  const m = DATA_URL.exec(url);
-  if (m === null || !/;base64$/i.test(m[2] ?? '')) return undefined;
-  return { mediaType: m[1]!, data: url.slice(m[0].length) };
-}
-
 function imageBlock(part: ImagePart): AnthropicImageBlock {
   const url = part.image_url?.url;
   if (typeof url !== 'string') throw unsupported('image_url without a url');
-  if (url.startsWith('data:')) {
+  if (/^data:/i.test(url)) {
     const d = parseDataUrl(url);
-    if (d === undefined) throw unsupported('image data URL that is not base64');
-    return { type: 'image', source: { type: 'base64', media_type: d.mediaType, data: d.data } };
+    if (d === undefined) throw unsupported('malformed image data URL');
+    return { type: 'image', source: { type: 'base64', media_type: d.mediaType, data: d.base64 } };
   }
   if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } };
   throw unsupported('image URL scheme');
@@ -57,10 +50,10 @@ function imageBlock(part: ImagePart): AnthropicImageBlock {
 function documentBlock(part: ContentPart): AnthropicDocumentBlock {
   const file = (part as { file?: { file_data?: unknown; filename?: unknown } }).file;
   const d = typeof file?.file_data === 'string' ? parseDataUrl(file.file_data) : undefined;
-  if (d === undefined) throw unsupported('file part without inline base64 file_data');
+  if (d === undefined) throw unsupported('file part without inline file_data (a data: URL)');
   const block: AnthropicDocumentBlock = {
     type: 'document',
-    source: { type: 'base64', media_type: d.mediaType, data: d.data },
+    source: { type: 'base64', media_type: d.mediaType, data: d.base64 },
   };
   if (typeof file?.filename === 'string') block.title = file.filename;
   return block;

@@ -21,8 +21,9 @@
  * API version 2026-10-21 removed temperature/top_p (a 400 if sent): with
  * `sampling: false` they are left out.
  */
-import type { ChatMessage, ChatRequest, ResponseFormat, TextPart, ToolChoice } from '../../protocol/openai.js';
+import type { ChatMessage, ChatRequest, ResponseFormat, TextPart } from '../../protocol/openai.js';
 import { contentBlocks, plainText, pushText, unsupported } from './convert-content.js';
+import { objectSchema, oneChoice, responseFormat, toolSelection, type ToolSelection } from '../request-options.js';
 import type {
   AnthropicContentBlock,
   AnthropicImageBlock,
@@ -92,7 +93,8 @@ export function toAnthropicRequest(
   }
 
   const prefillTrim = trimFinalAssistant(turns);
-  const formatInstruction = responseFormatInstruction(req.response_format);
+  oneChoice(req, 'anthropic');
+  const formatInstruction = responseFormatInstruction(responseFormat(req, 'anthropic'));
   if (formatInstruction) system.push(formatInstruction);
 
   const body: AnthropicRequest = {
@@ -109,16 +111,14 @@ export function toAnthropicRequest(
   const stopSequences = stop.filter((s) => s.length > 0);
   if (stopSequences.length > 0) body.stop_sequences = stopSequences;
   if (typeof req.user === 'string' && req.user) body.metadata = { user_id: req.user };
-  if (req.tools && req.tools.length > 0) {
-    body.tools = req.tools.map((t) => {
-      const tool: NonNullable<AnthropicRequest['tools']>[number] = {
-        name: t.function.name,
-        input_schema: t.function.parameters ?? { type: 'object', properties: {} },
-      };
+  const selection = toolSelection(req, 'anthropic');
+  if (selection) {
+    body.tools = selection.tools.map((t) => {
+      const tool: NonNullable<AnthropicRequest['tools']>[number] = { name: t.function.name, input_schema: objectSchema(t.function.parameters) };
       if (t.function.description) tool.description = t.function.description;
       return tool;
     });
-    const choice = toolChoice(req.tool_choice, req.parallel_tool_calls === false);
+    const choice = toolChoice(selection, req.parallel_tool_calls === false);
     if (choice) body.tool_choice = choice;
   }
   if (stream) body.stream = true;
@@ -131,13 +131,13 @@ function toMessageParam(t: Turn): AnthropicMessageParam {
   return { role: t.role, content: only?.type === 'text' ? only.text : t.blocks };
 }
 
-function toolChoice(choice: ToolChoice | undefined, noParallel: boolean): AnthropicToolChoice | undefined {
+function toolChoice(sel: ToolSelection, noParallel: boolean): AnthropicToolChoice | undefined {
   const np = noParallel ? { disable_parallel_tool_use: true } : {};
-  if (choice === undefined) return noParallel ? { type: 'auto', ...np } : undefined;
-  if (choice === 'none') return { type: 'none' };
-  if (choice === 'auto') return { type: 'auto', ...np };
-  if (choice === 'required') return { type: 'any', ...np };
-  return { type: 'tool', name: choice.function.name, ...np };
+  if (!sel.explicit) return noParallel ? { type: 'auto', ...np } : undefined;
+  if (sel.mode === 'none') return { type: 'none' };
+  if (sel.mode === 'auto') return { type: 'auto', ...np };
+  if (sel.named !== undefined) return { type: 'tool', name: sel.named, ...np };
+  return { type: 'any', ...np };
 }
 
 /** Drop trailing whitespace of a final assistant prefill; returns what was dropped. */

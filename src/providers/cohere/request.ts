@@ -4,6 +4,7 @@
  */
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
+import { objectSchema, oneChoice, responseFormat, toolSelection } from '../request-options.js';
 import type {
   CohereChatRequest,
   CohereImageContent,
@@ -13,26 +14,17 @@ import type {
   CohereTool,
 } from './wire.js';
 
-/** Cohere requires `parameters`; a tool without any takes no arguments. */
-const NO_PARAMETERS: Record<string, unknown> = Object.freeze({ type: 'object', properties: {} });
 
 export function toCohereRequest(req: ChatRequest, model: string, stream: boolean): CohereChatRequest {
   const out: CohereChatRequest = { model, messages: req.messages.map(toCohereMessage), stream };
 
-  let tools = req.tools;
-  const choice = req.tool_choice;
-  if (tools && tools.length > 0) {
-    if (typeof choice === 'object' && choice !== null) {
-      // Cohere cannot force one named tool: offer only that tool, and require a call.
-      const name = choice.function.name;
-      tools = tools.filter((t) => t.function.name === name);
-      if (tools.length === 0) throw invalid(`tool_choice names "${name}", which is not in tools`);
-      out.tool_choice = 'REQUIRED';
-    } else if (choice === 'required') {
-      out.tool_choice = 'REQUIRED';
-    } else if (choice === 'none') {
-      out.tool_choice = 'NONE';
-    }
+  oneChoice(req, 'cohere');
+  const selection = toolSelection(req, 'cohere');
+  if (selection) {
+    // Cohere cannot force one named tool: offer only that tool, and require a call.
+    const tools = selection.named !== undefined ? selection.tools.filter((t) => t.function.name === selection.named) : selection.tools;
+    if (selection.mode === 'required') out.tool_choice = 'REQUIRED';
+    else if (selection.mode === 'none') out.tool_choice = 'NONE';
     out.tools = tools.map(toCohereTool);
     if (tools.some((t) => t.function.strict === true)) out.strict_tools = true;
   }
@@ -40,12 +32,14 @@ export function toCohereRequest(req: ChatRequest, model: string, stream: boolean
   const maxTokens = req.max_completion_tokens ?? req.max_tokens;
   if (maxTokens != null) out.max_tokens = maxTokens;
   if (req.temperature != null) out.temperature = req.temperature;
-  if (req.top_p != null) out.p = req.top_p;
+  // Cohere's ranges are narrower than OpenAI's: p 0.01–0.99, penalties 0–1. Clamped, as
+  // Anthropic's temperature is: the nearest setting the provider has, not a refusal.
+  if (req.top_p != null) out.p = clamp(req.top_p, 0.01, 0.99);
   if (req.stop != null) out.stop_sequences = typeof req.stop === 'string' ? [req.stop] : req.stop;
   if (req.seed != null) out.seed = req.seed;
-  if (req.frequency_penalty != null) out.frequency_penalty = req.frequency_penalty;
-  if (req.presence_penalty != null) out.presence_penalty = req.presence_penalty;
-  const format = toCohereResponseFormat(req.response_format);
+  if (typeof req.frequency_penalty === 'number') out.frequency_penalty = clamp(req.frequency_penalty, 0, 1);
+  if (typeof req.presence_penalty === 'number') out.presence_penalty = clamp(req.presence_penalty, 0, 1);
+  const format = toCohereResponseFormat(responseFormat(req, 'cohere'));
   if (format) out.response_format = format;
   return out;
 }
@@ -105,7 +99,7 @@ function textOf(content: string | ContentPart[] | null | undefined): string {
 }
 
 function toCohereTool(t: FunctionTool): CohereTool {
-  const fn: CohereTool['function'] = { name: t.function.name, parameters: t.function.parameters ?? NO_PARAMETERS };
+  const fn: CohereTool['function'] = { name: t.function.name, parameters: objectSchema(t.function.parameters) };
   if (t.function.description) fn.description = t.function.description;
   return { type: 'function', function: fn };
 }
@@ -115,6 +109,8 @@ function toCohereResponseFormat(f: ResponseFormat | undefined): CohereResponseFo
   if (f.type === 'json_schema' && f.json_schema?.schema) return { type: 'json_object', json_schema: f.json_schema.schema };
   return { type: 'json_object' };
 }
+
+const clamp = (v: number, min: number, max: number): number => Math.min(max, Math.max(min, v));
 
 function invalid(message: string): UpstreamError {
   return new UpstreamError({ category: 'invalid_request', message });

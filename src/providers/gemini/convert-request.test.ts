@@ -69,6 +69,11 @@ describe('toGenerateContentRequest details', () => {
       req({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/svg+xml,%3Csvg%2F%3E' } }] }] }),
     );
     expect(out.contents[0]!.parts[0]).toEqual({ inlineData: { mimeType: 'image/svg+xml', data: Buffer.from('<svg/>').toString('base64') } });
+    // Bytes that are not UTF-8, an invalid escape (it used to throw a URIError), a flag in upper case (it used to be encoded twice).
+    const part = (url: string) => toGenerateContentRequest(req({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }] })).contents[0]!.parts[0];
+    expect(part('data:image/png,%89P%FF')).toEqual({ inlineData: { mimeType: 'image/png', data: Buffer.from([0x89, 0x50, 0xff]).toString('base64') } });
+    expect(part('data:text/plain,%E0%A4%A')).toEqual({ inlineData: { mimeType: 'text/plain', data: Buffer.from([0xe0, 0xa4, 0x25, 0x41]).toString('base64') } });
+    expect(part('data:image/png;BASE64,iVBORw0KGgo=')).toEqual({ inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } });
   });
 
   it('maps input_audio and inline files to inlineData', () => {

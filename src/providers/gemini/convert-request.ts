@@ -4,8 +4,10 @@
  * type, a tool result with no matching call) throws an `invalid_request`
  * UpstreamError rather than being dropped silently.
  */
-import type { ChatMessage, ChatRequest, ContentPart, ToolCall, ToolChoice } from '../../protocol/openai.js';
+import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall } from '../../protocol/openai.js';
+import { parseDataUrl } from '../../protocol/data-url.js';
 import { invalidRequest } from './errors.js';
+import { responseFormat, toolSelection, type ToolSelection } from '../request-options.js';
 import { toGeminiParameters, toGeminiSchema } from './to-gemini-schema.js';
 import type {
   GeminiContent,
@@ -88,10 +90,10 @@ export function toGenerateContentRequest(req: ChatRequest): GenerateContentReque
   const out: GenerateContentRequest = { contents };
   if (system.length > 0) out.systemInstruction = { parts: system };
 
-  const declarations = functionDeclarations(req);
-  if (declarations.length > 0) {
-    out.tools = [{ functionDeclarations: declarations }];
-    const toolConfig = functionCallingConfig(req.tool_choice);
+  const selection = toolSelection(req, 'gemini');
+  if (selection) {
+    out.tools = [{ functionDeclarations: functionDeclarations(selection.tools) }];
+    const toolConfig = functionCallingConfig(selection);
     if (toolConfig) out.toolConfig = { functionCallingConfig: toolConfig };
   }
 
@@ -148,14 +150,10 @@ function contentPart(p: ContentPart, param: string): GeminiPart | undefined {
 
 /** A data URL → inlineData; an http(s) URL → fileData (mime guessed from the extension). */
 function mediaPart(url: string, defaultMime: string, param: string): GeminiPart {
-  if (url.startsWith('data:')) {
-    const comma = url.indexOf(',');
-    if (comma === -1) throw invalidRequest('malformed data URL', param);
-    const meta = url.slice(5, comma).split(';');
-    const mimeType = meta[0] || defaultMime;
-    const payload = url.slice(comma + 1);
-    const data = meta.includes('base64') ? payload : Buffer.from(decodeURIComponent(payload), 'utf8').toString('base64');
-    return { inlineData: { mimeType, data } };
+  if (/^data:/i.test(url)) {
+    const d = parseDataUrl(url);
+    if (d === undefined) throw invalidRequest('malformed data URL', param);
+    return { inlineData: { mimeType: d.mediaType || defaultMime, data: d.base64 } };
   }
   if (/^https?:\/\//i.test(url)) return { fileData: { fileUri: url, mimeType: guessMime(url, defaultMime) } };
   throw invalidRequest('media URLs must be data: or http(s) URLs', param);
@@ -213,31 +211,28 @@ function toolResponse(content: ChatMessage['content']): Record<string, unknown> 
   }
 }
 
-function functionDeclarations(req: ChatRequest): GeminiFunctionDeclaration[] {
-  if (!Array.isArray(req.tools)) return [];
+function functionDeclarations(tools: FunctionTool[]): GeminiFunctionDeclaration[] {
   const out: GeminiFunctionDeclaration[] = [];
-  req.tools.forEach((tool, i) => {
+  tools.forEach((tool, i) => {
     if (tool.type !== 'function' || typeof tool.function?.name !== 'string') {
       throw invalidRequest(`tool type "${String(tool.type)}" is not supported by Gemini`, `tools[${i}]`);
     }
     const decl: GeminiFunctionDeclaration = { name: tool.function.name };
     if (tool.function.description) decl.description = tool.function.description;
-    const parameters = toGeminiParameters(tool.function.parameters);
+    // OpenAI reads properties without a type as an object; Gemini requires the type.
+    const given = tool.function.parameters;
+    const parameters = toGeminiParameters(given && given.type === undefined && given.properties ? { type: 'object', ...given } : given);
     if (parameters) decl.parameters = parameters;
     out.push(decl);
   });
   return out;
 }
 
-function functionCallingConfig(choice: ToolChoice | undefined) {
-  if (choice === undefined) return undefined;
-  if (choice === 'none') return { mode: 'NONE' as const };
-  if (choice === 'auto') return { mode: 'AUTO' as const };
-  if (choice === 'required') return { mode: 'ANY' as const };
-  if (typeof choice === 'object' && typeof choice.function?.name === 'string') {
-    return { mode: 'ANY' as const, allowedFunctionNames: [choice.function.name] };
-  }
-  return undefined;
+function functionCallingConfig(sel: ToolSelection) {
+  if (!sel.explicit) return undefined;
+  if (sel.mode === 'none') return { mode: 'NONE' as const };
+  if (sel.mode === 'auto') return { mode: 'AUTO' as const };
+  return sel.named !== undefined ? { mode: 'ANY' as const, allowedFunctionNames: [sel.named] } : { mode: 'ANY' as const };
 }
 
 function num(v: unknown): number | undefined {
@@ -263,8 +258,8 @@ function toGenerationConfig(req: ChatRequest): GeminiGenerationConfig | undefine
   const frequency = num(req.frequency_penalty);
   if (frequency !== undefined) g.frequencyPenalty = frequency;
 
-  const format = req.response_format;
-  if (format?.type === 'json_object' || format?.type === 'json_schema') {
+  const format = responseFormat(req, 'gemini');
+  if (format !== undefined) {
     g.responseMimeType = 'application/json';
     const schema = format.type === 'json_schema' ? toGeminiSchema(format.json_schema?.schema) : undefined;
     if (schema) g.responseSchema = schema;

@@ -88,7 +88,8 @@ describe('OpenAI request → Ollama /api/chat body', () => {
     const base: ChatRequest = { model: 'x', messages: [{ role: 'user', content: 'hi' }], tools: [weatherTool, other] };
     expect(toOllamaRequest({ ...base, tool_choice: 'none' }, 'm', false).tools).toBeUndefined();
     expect(toOllamaRequest({ ...base, tool_choice: { type: 'function', function: { name: 'get_time' } } }, 'm', false).tools).toEqual([
-      { type: 'function', function: { name: 'get_time' } },
+      // A tool without parameters takes none: an empty object schema, as Ollama's own tools declare it.
+      { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } },
     ]);
     expect(thrown(() => toOllamaRequest({ ...base, tool_choice: { type: 'function', function: { name: 'nope' } } }, 'm', false)).category).toBe(
       'invalid_request',
@@ -105,10 +106,17 @@ describe('OpenAI request → Ollama /api/chat body', () => {
     );
     expect(err.category).toBe('invalid_request');
     expect(err.message).toMatch(/base64 data URL/);
-    const notBase64 = thrown(() =>
-      toOllamaRequest({ model: 'x', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:text/plain,hello' } }] }] }, 'm', false),
+    const malformed = thrown(() =>
+      toOllamaRequest({ model: 'x', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64' } }] }] }, 'm', false),
     );
-    expect(notBase64.category).toBe('invalid_request');
+    expect(malformed.category).toBe('invalid_request');
+  });
+
+  it('takes any data URL as bytes: the base64 flag in any case, or percent-encoded bytes', () => {
+    const images = (url: string) =>
+      toOllamaRequest({ model: 'x', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }] }, 'm', false).messages[0]!.images;
+    expect(images('data:image/png;BASE64,iVBORw0KGgo=')).toEqual(['iVBORw0KGgo=']);
+    expect(images('data:image/png,%89PNG%0D%0A')).toEqual([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a]).toString('base64')]);
   });
 
   it('refuses tool-call arguments that are not a JSON object', () => {

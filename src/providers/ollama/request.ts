@@ -6,6 +6,8 @@
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { OllamaChatRequest, OllamaMessage, OllamaOptions, OllamaTool, OllamaToolCall } from './wire.js';
+import { parseDataUrl } from '../../protocol/data-url.js';
+import { objectSchema, oneChoice, responseFormat, toolSelection } from '../request-options.js';
 
 export function toOllamaRequest(req: ChatRequest, model: string, stream: boolean): OllamaChatRequest {
   // Ollama tool results name their tool; OpenAI's carry only the call id.
@@ -13,20 +15,16 @@ export function toOllamaRequest(req: ChatRequest, model: string, stream: boolean
   const messages = req.messages.map((m) => toOllamaMessage(m, toolNames));
   const out: OllamaChatRequest = { model, messages, stream };
 
-  const choice = req.tool_choice;
+  oneChoice(req, 'ollama');
+  const selection = toolSelection(req, 'ollama');
   // Ollama has no tool_choice: "none" is honoured by not offering tools, a named
   // tool by offering only that one; "required" cannot be enforced.
-  if (req.tools && req.tools.length > 0 && choice !== 'none') {
-    let tools = req.tools;
-    if (typeof choice === 'object' && choice !== null) {
-      const name = choice.function.name;
-      tools = tools.filter((t) => t.function.name === name);
-      if (tools.length === 0) throw invalid(`tool_choice names "${name}", which is not in tools`);
-    }
+  if (selection && selection.mode !== 'none') {
+    const tools = selection.named !== undefined ? selection.tools.filter((t) => t.function.name === selection.named) : selection.tools;
     out.tools = tools.map(toOllamaTool);
   }
 
-  const format = toOllamaFormat(req.response_format);
+  const format = toOllamaFormat(responseFormat(req, 'ollama'));
   if (format !== undefined) out.format = format;
 
   const options = toOllamaOptions(req);
@@ -87,12 +85,12 @@ function toOllamaMessage(m: ChatMessage, toolNames: Map<string, string>): Ollama
   }
 }
 
-/** `data:image/png;base64,AAAA` → `AAAA`. Anything else cannot reach Ollama. */
+/** `data:image/png;base64,AAAA` → `AAAA` (a percent-encoded data URL is base64-encoded). Anything else cannot reach Ollama. */
 export function base64Image(url: string): string {
-  if (url.startsWith('data:')) {
-    const comma = url.indexOf(',');
-    if (comma !== -1 && url.slice(0, comma).endsWith(';base64')) return url.slice(comma + 1);
-    throw invalid('ollama needs images as base64 data URLs (data:image/...;base64,...)');
+  if (/^data:/i.test(url)) {
+    const d = parseDataUrl(url);
+    if (d !== undefined) return d.base64;
+    throw invalid('ollama needs images as data URLs (data:image/...;base64,...)');
   }
   throw invalid('ollama does not fetch image URLs: send the image inline as a base64 data URL (data:image/...;base64,...)');
 }
@@ -122,7 +120,7 @@ function textOf(content: string | ContentPart[] | null | undefined): string {
 function toOllamaTool(t: FunctionTool): OllamaTool {
   const fn: OllamaTool['function'] = { name: t.function.name };
   if (t.function.description) fn.description = t.function.description;
-  if (t.function.parameters) fn.parameters = t.function.parameters;
+  fn.parameters = objectSchema(t.function.parameters);
   return { type: 'function', function: fn };
 }
 

@@ -1,0 +1,94 @@
+/**
+ * The request options every native adapter reads the same way (found by a
+ * request-direction fuzz: explicit nulls and newer tool_choice shapes crashed
+ * three converters with a TypeError; unknown response formats became JSON
+ * mode; n > 1 came back as one choice, or a broken stream).
+ */
+import { describe, expect, it } from 'vitest';
+import { validateChatRequest } from '../protocol/validate.js';
+import type { ChatRequest } from '../protocol/openai.js';
+import { UpstreamError } from '../resilience/upstream-error.js';
+import { toAnthropicRequest } from './anthropic/convert-request.js';
+import { toCohereRequest } from './cohere/request.js';
+import { toGenerateContentRequest } from './gemini/convert-request.js';
+import { toOllamaRequest } from './ollama/request.js';
+
+const weather = { type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
+const time = { type: 'function' as const, function: { name: 'get_time' } };
+const base = (extra: Record<string, unknown>): ChatRequest =>
+  validateChatRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [weather, time], ...extra });
+
+const CONVERTERS = {
+  anthropic: (r: ChatRequest) => toAnthropicRequest(r, 'claude', false).body as unknown as Record<string, unknown>,
+  gemini: (r: ChatRequest) => toGenerateContentRequest(r) as unknown as Record<string, unknown>,
+  cohere: (r: ChatRequest) => toCohereRequest(r, 'command', false) as unknown as Record<string, unknown>,
+  ollama: (r: ChatRequest) => toOllamaRequest(r, 'llama', false) as unknown as Record<string, unknown>,
+};
+
+/** The converter's refusal: an invalid_request naming the provider (never a TypeError). */
+function refusal(convert: (r: ChatRequest) => unknown, req: ChatRequest): UpstreamError {
+  try {
+    convert(req);
+  } catch (err) {
+    expect(err).toBeInstanceOf(UpstreamError);
+    expect((err as UpstreamError).category).toBe('invalid_request');
+    return err as UpstreamError;
+  }
+  throw new Error('converted, where a refusal was expected');
+}
+
+describe.each(Object.entries(CONVERTERS))('%s', (provider, convert) => {
+  it('reads null tool_choice, response_format and stop as absent', () => {
+    const plain = convert(base({}));
+    expect(convert(base({ tool_choice: null, response_format: null, stop: null }))).toEqual(plain);
+  });
+
+  it('offers only the allowed tools of an allowed_tools choice, in its mode', () => {
+    const allowed = (mode: string) => base({ tool_choice: { type: 'allowed_tools', allowed_tools: { mode, tools: [{ type: 'function', function: { name: 'get_time' } }] } } });
+    const names = JSON.stringify(convert(allowed('required')));
+    expect(names).toContain('get_time');
+    expect(names).not.toContain('get_weather');
+    expect(JSON.stringify(convert(allowed('auto')))).not.toContain('get_weather');
+    const none = base({ tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'nope' } }] } } });
+    expect(refusal(convert, none).message).toMatch(/allowed_tools/);
+  });
+
+  it('refuses a tool_choice or response_format type it cannot honour, naming the provider', () => {
+    expect(refusal(convert, base({ tool_choice: { type: 'custom', custom: { name: 'grammar_tool' } } })).message).toContain(provider);
+    expect(refusal(convert, base({ response_format: { type: 'grammar', grammar: 'x' } })).message).toContain(provider);
+    expect(refusal(convert, base({ response_format: { type: 'json_schema', json_schema: 'x' } })).param).toBe('response_format.json_schema');
+  });
+
+  it('gives every tool an object schema, whatever OpenAI accepted for its parameters', () => {
+    const req = base({ tools: [{ type: 'function', function: { name: 'f', parameters: { properties: { a: { type: 'string' } } } } }] });
+    expect(JSON.stringify(convert(req))).toMatch(/"type":"(object|OBJECT)"/);
+  });
+});
+
+describe('n > 1', () => {
+  it('is refused by the providers that answer one choice, and asked of Gemini as candidateCount', () => {
+    for (const provider of ['anthropic', 'cohere', 'ollama'] as const) {
+      expect(refusal(CONVERTERS[provider], base({ n: 3 })).param).toBe('n');
+      expect(() => CONVERTERS[provider](base({ n: 1 }))).not.toThrow();
+    }
+    expect(CONVERTERS.gemini(base({ n: 3 }))).toMatchObject({ generationConfig: { candidateCount: 3 } });
+  });
+});
+
+describe('validateChatRequest', () => {
+  it('refuses a tool_choice or stop of the wrong shape, for every provider alike', () => {
+    for (const tool_choice of [5, 'bogus', { type: 'function' }, { type: 'function', function: {} }, { type: 'allowed_tools', allowed_tools: { mode: 'x', tools: [] } }]) {
+      expect(() => base({ tool_choice }), JSON.stringify(tool_choice)).toThrow(/'tool_choice' must be/);
+    }
+    for (const stop of [5, { a: 1 }, [null], ['ok', 3]]) expect(() => base({ stop }), JSON.stringify(stop)).toThrow(/'stop' must be/);
+    expect(() => base({ stop: ['a', 'b'], tool_choice: { type: 'function', function: { name: 'get_time' } } })).not.toThrow();
+  });
+});
+
+describe('Cohere ranges', () => {
+  it('clamps top_p and the penalties into what Cohere takes', () => {
+    const out = toCohereRequest(base({ top_p: 1, frequency_penalty: -1.5, presence_penalty: 1.5 }), 'command', false);
+    expect(out).toMatchObject({ p: 0.99, frequency_penalty: 0, presence_penalty: 1 });
+    expect(toCohereRequest(base({ top_p: 0 }), 'command', false).p).toBe(0.01);
+  });
+});

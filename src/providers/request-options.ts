@@ -1,0 +1,77 @@
+/**
+ * What the native adapters (Anthropic, Gemini, Cohere, Ollama) read of a
+ * request's `tool_choice`, `response_format`, `n` and tool schemas, read in
+ * one place so that each gives the same answer: a value OpenAI allows but the
+ * provider cannot express is a clear `invalid_request` naming the provider,
+ * never a silent change of meaning (a grammar read as JSON mode, `n: 3`
+ * answered with one choice) and never a crash on `null`. The shapes were
+ * checked by protocol/validate.ts; OpenAI-compatible upstreams get the
+ * client's values as sent.
+ */
+import type { ChatRequest, FunctionTool, ResponseFormat } from '../protocol/openai.js';
+import { UpstreamError } from '../resilience/upstream-error.js';
+
+const invalid = (message: string, param: string): UpstreamError => new UpstreamError({ category: 'invalid_request', message, param });
+
+export interface ToolSelection {
+  /** none: no call; auto: the model decides; required: it must call one of `tools`. */
+  mode: 'none' | 'auto' | 'required';
+  /** The tools to offer: the request's, narrowed to an `allowed_tools` list. */
+  tools: FunctionTool[];
+  /** The one tool a `{type: "function"}` choice names (mode required): force it, or offer only it. */
+  named?: string;
+  /** The client chose (else the provider's default applies). */
+  explicit: boolean;
+}
+
+/** The request's tools and how the model may use them; undefined when it offers none. */
+export function toolSelection(req: ChatRequest, provider: string): ToolSelection | undefined {
+  const tools = req.tools;
+  if (!Array.isArray(tools) || tools.length === 0) return undefined;
+  const choice = req.tool_choice as unknown;
+  if (choice === undefined || choice === null) return { mode: 'auto', tools, explicit: false };
+  if (choice === 'none' || choice === 'auto' || choice === 'required') return { mode: choice, tools, explicit: true };
+  const c = choice as { type?: unknown; function?: { name?: unknown }; allowed_tools?: { mode?: unknown; tools?: { function?: { name?: unknown } }[] } };
+  if (c.type === 'function' && typeof c.function?.name === 'string') {
+    const named = c.function.name;
+    if (!tools.some((t) => t.function.name === named)) throw invalid(`tool_choice names "${named}", which is not in tools`, 'tool_choice');
+    return { mode: 'required', tools, named, explicit: true };
+  }
+  if (c.type === 'allowed_tools' && Array.isArray(c.allowed_tools?.tools)) {
+    const allowed = new Set(c.allowed_tools.tools.map((t) => t?.function?.name));
+    const offered = tools.filter((t) => allowed.has(t.function.name));
+    if (offered.length === 0) throw invalid('tool_choice.allowed_tools names none of the tools', 'tool_choice');
+    return { mode: c.allowed_tools.mode === 'required' ? 'required' : 'auto', tools: offered, explicit: true };
+  }
+  throw invalid(`tool_choice of type "${String(c.type)}" is not supported by ${provider}`, 'tool_choice');
+}
+
+/** The response format the provider can honour: text, JSON mode or a JSON schema; null is none. */
+export function responseFormat(req: ChatRequest, provider: string): ResponseFormat | undefined {
+  const f = req.response_format as ResponseFormat | null | undefined;
+  if (f === undefined || f === null || f.type === 'text') return undefined;
+  if (f.type === 'json_object') return f;
+  if (f.type === 'json_schema') {
+    const s = f.json_schema as unknown;
+    if (s === null || typeof s !== 'object' || Array.isArray(s)) throw invalid('response_format.json_schema must be an object', 'response_format.json_schema');
+    return f;
+  }
+  throw invalid(`response_format type "${String(f.type)}" is not supported by ${provider}`, 'response_format');
+}
+
+/** For providers that answer one choice a call: `n` > 1 is refused, not answered with one. */
+export function oneChoice(req: ChatRequest, provider: string): void {
+  if (typeof req.n === 'number' && req.n > 1) throw invalid(`n > 1 is not supported by ${provider}, which answers one choice a request`, 'n');
+}
+
+const EMPTY_OBJECT_SCHEMA: Readonly<Record<string, unknown>> = Object.freeze({ type: 'object', properties: {} });
+
+/**
+ * A tool's parameters as an object schema, which Anthropic, Cohere and Ollama
+ * require (`type: "object"`): OpenAI takes `{}`, no parameters, or properties
+ * without a type, all meaning an object.
+ */
+export function objectSchema(parameters: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (parameters === undefined || parameters === null || Object.keys(parameters).length === 0) return EMPTY_OBJECT_SCHEMA as Record<string, unknown>;
+  return parameters.type === undefined ? { type: 'object', ...parameters } : parameters;
+}
