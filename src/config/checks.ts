@@ -42,6 +42,8 @@ export function crossCheck(doc: unknown, ctx: CheckContext): string[] {
     for (const field of ['fallbacks', 'contentPolicyFallbacks']) {
       checkAliasList(m[field], [...at, field], { aliases }, out);
     }
+    const ceiling = ceilingExcludesAll(m);
+    if (ceiling) out.push(problem([...at, 'priceCeiling'], ceiling));
   }
   out.push(...aliasCycles(models));
 
@@ -81,6 +83,26 @@ export function crossCheck(doc: unknown, ctx: CheckContext): string[] {
   if (maxMs < baseMs) out.push(problem(['resilience', 'backoff', 'maxMs'], `must be >= baseMs (${baseMs})`));
 
   return out;
+}
+
+/**
+ * A price ceiling that every deployment of the alias is priced above leaves it
+ * nothing to serve with: every request would fail, so it is a config error.
+ * (Deployments without a price are kept by a ceiling.)
+ */
+function ceilingExcludesAll(m: Record<string, unknown>): string | undefined {
+  const ceiling = obj(m.priceCeiling);
+  const maxIn = num(ceiling?.input);
+  const maxOut = num(ceiling?.output);
+  const deployments = list(m.deployments);
+  if (maxIn === undefined || maxOut === undefined || deployments.length === 0) return undefined;
+  const above = (dep: unknown): boolean => {
+    const price = obj(obj(dep)?.price);
+    const input = num(price?.input);
+    const output = num(price?.output);
+    return input !== undefined && output !== undefined && (input > maxIn || output > maxOut);
+  };
+  return deployments.every(above) ? 'every deployment of this alias is priced above it: the alias could serve nothing' : undefined;
 }
 
 export function noKeysProblem(host: string): string {

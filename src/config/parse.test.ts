@@ -65,6 +65,14 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
       expected: 'models[0].fallbacks[0]: alias cycle fast -> smart -> fast',
     },
     {
+      name: 'a price ceiling above which every deployment of the alias is priced',
+      edit: (d) => {
+        d.models[0].priceCeiling = { input: 0.01, output: 0.01 };
+        for (const dep of d.models[0].deployments) dep.price = { input: 1, output: 2 };
+      },
+      expected: 'models[0].priceCeiling: every deployment of this alias is priced above it: the alias could serve nothing',
+    },
+    {
       name: 'self fallback',
       edit: (d) => (d.models[1].fallbacks = ['smart']),
       expected: 'models[1].fallbacks[0]: alias cycle smart -> smart',

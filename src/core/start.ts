@@ -42,7 +42,7 @@ export async function startSwitchyard(config: Config, opts: StartOptions = {}): 
   const server = createSwitchyardServer(gateway, {
     traces(params) {
       const f = parseTraceFilter(params);
-      if (isFilterError(f)) throw invalidRequest(f.error);
+      if (isFilterError(f)) throw invalidRequest(f.error, f.param);
       return { object: 'list', data: traces.query(f) };
     },
     trace: (id) => traces.get(id),

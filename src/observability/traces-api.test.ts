@@ -57,5 +57,6 @@ describe('parseTraceFilter', () => {
     const r = parse(qs);
     expect(r).toHaveProperty('error');
     expect((r as { error: string }).error).toMatch(new RegExp(`^${param}\\b`));
+    expect((r as { param: string }).param).toBe(param); // the 400's `param`
   });
 });

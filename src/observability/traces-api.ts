@@ -9,27 +9,33 @@ const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(
 const DIGITS = /^\d{1,16}$/;
 const MAX_TEXT_PARAM = 256;
 
-export function parseTraceFilter(params: URLSearchParams): TraceFilter | { error: string } {
+/** A refused filter: the message, and the parameter it names (the error's `param`). */
+export interface FilterError {
+  error: string;
+  param: string;
+}
+
+export function parseTraceFilter(params: URLSearchParams): TraceFilter | FilterError {
   const f: TraceFilter = {};
 
   const fallback = value(params, 'fallbackUsed');
   if (fallback !== undefined) {
     const v = fallback.toLowerCase();
-    if (v !== 'true' && v !== 'false') return { error: 'fallbackUsed must be true or false' };
+    if (v !== 'true' && v !== 'false') return { error: 'fallbackUsed must be true or false', param: 'fallbackUsed' };
     f.fallbackUsed = v === 'true';
   }
 
   for (const name of ['routedProvider', 'model', 'keyId'] as const) {
     const v = value(params, name);
     if (v === undefined) continue;
-    if (v.length > MAX_TEXT_PARAM) return { error: `${name} is longer than ${MAX_TEXT_PARAM} characters` };
+    if (v.length > MAX_TEXT_PARAM) return { error: `${name} is longer than ${MAX_TEXT_PARAM} characters`, param: name };
     f[name] = v;
   }
 
   const status = value(params, 'status');
   if (status !== undefined) {
     const n = DIGITS.test(status) ? Number(status) : NaN;
-    if (!(n >= 100 && n <= 599)) return { error: 'status must be an HTTP status code (100-599)' };
+    if (!(n >= 100 && n <= 599)) return { error: 'status must be an HTTP status code (100-599)', param: 'status' };
     f.status = n;
   }
 
@@ -37,14 +43,14 @@ export function parseTraceFilter(params: URLSearchParams): TraceFilter | { error
   if (since !== undefined) {
     const iso = plusFromQuery(since);
     const ms = DIGITS.test(since) ? Number(since) : ISO_8601.test(iso) ? Date.parse(iso) : NaN;
-    if (!Number.isFinite(ms)) return { error: 'since must be an ISO 8601 date-time or epoch milliseconds' };
+    if (!Number.isFinite(ms)) return { error: 'since must be an ISO 8601 date-time or epoch milliseconds', param: 'since' };
     f.since = ms;
   }
 
   const limit = value(params, 'limit');
   if (limit !== undefined) {
     const n = DIGITS.test(limit) ? Number(limit) : NaN;
-    if (!(n >= 1)) return { error: `limit must be an integer from 1 to ${MAX_TRACE_LIMIT}` };
+    if (!(n >= 1)) return { error: `limit must be an integer from 1 to ${MAX_TRACE_LIMIT}`, param: 'limit' };
     // Larger limits are clamped rather than refused: asking for "everything" is reasonable.
     f.limit = Math.min(n, MAX_TRACE_LIMIT);
   }
@@ -52,7 +58,7 @@ export function parseTraceFilter(params: URLSearchParams): TraceFilter | { error
   return f;
 }
 
-export function isFilterError(r: TraceFilter | { error: string }): r is { error: string } {
+export function isFilterError(r: TraceFilter | FilterError): r is FilterError {
   return 'error' in r;
 }
 

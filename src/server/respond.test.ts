@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fixed3 } from './respond.js';
+import { fixed3, headerSafe } from './respond.js';
 
 describe('fixed3 (x-switchyard-overhead-ms)', () => {
   it('writes three decimals as toFixed(3) does', () => {
@@ -36,5 +36,19 @@ describe('fixed3 (x-switchyard-overhead-ms)', () => {
     expect(fixed3(-1.5)).toBe('-1.500');
     expect(fixed3(Number.NaN)).toBe('NaN');
     expect(fixed3(2e9)).toBe('2000000000.000');
+  });
+});
+
+describe('headerSafe (x-switchyard-deployment, x-switchyard-selection)', () => {
+  it('leaves printable ASCII as it is', () => {
+    expect(headerSafe('openai/gpt-4o-mini')).toBe('openai/gpt-4o-mini');
+    expect(headerSafe('fallback:smart (weighted, rank 2)')).toBe('fallback:smart (weighted, rank 2)');
+  });
+
+  it('percent-encodes what a header cannot carry, keeping the / between provider and model', () => {
+    expect(headerSafe('up/é')).toBe('up/%C3%A9');
+    expect(headerSafe('up/org/mödel\n')).toBe('up/org/m%C3%B6del%0A');
+    // A lone surrogate (a client can pin one) made the encoder throw: a 500 for a served answer.
+    expect(headerSafe('up/\ud800x')).toBe('up/%EF%BF%BDx');
   });
 });

@@ -14,7 +14,13 @@ export type HeaderMap = Record<string, string | number>;
  * into a 500): those values go out percent-encoded. One regex test per value.
  */
 const NOT_HEADER_SAFE = /[^\t\x20-\x7e]/;
-const headerSafe = (v: string): string => (NOT_HEADER_SAFE.test(v) ? encodeURIComponent(v) : v);
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+/**
+ * encodeURI, not encodeURIComponent: `PROVIDER/MODEL` keeps its `/` (and every other
+ * printable ASCII character) so a reader can still split it. A lone surrogate, which
+ * a client can pin in a model name and which makes encodeURI throw, is replaced first.
+ */
+export const headerSafe = (v: string): string => (NOT_HEADER_SAFE.test(v) ? encodeURI(v.replace(LONE_SURROGATE, '\ufffd')) : v);
 
 /**
  * `ms` with three decimals, as `toFixed(3)` writes it for the gateway's own

@@ -5,6 +5,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KeyConfig } from '../config/types.js';
 import type { CallOptions, Gateway } from '../core/gateway.js';
 import { ID_WORDS } from '../observability/events.js';
 import { GatewayError } from '../core/errors.js';
@@ -45,8 +46,20 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
   const auth = new Authenticator(config.keys);
   const maxBody = config.server.maxBodyBytes;
   const adminDigest = config.server.adminKey ? sha256(config.server.adminKey) : undefined;
-  // The model list is fixed for a gateway's life.
-  const modelsJson = JSON.stringify(gateway.models());
+  // The model list is fixed for a gateway's life; a key limited to some models sees only those.
+  const allModels = gateway.models();
+  const modelsJson = JSON.stringify(allModels);
+  const modelsByKey = new Map<string, { list: string; byId: Map<string, string> }>();
+  function modelsFor(key: KeyConfig | null): { list: string; byId: Map<string, string> } {
+    const id = key?.models ? key.id : '';
+    let m = modelsByKey.get(id);
+    if (m === undefined) {
+      const data = key?.models ? allModels.data.filter((d) => key.models!.includes(d.id)) : allModels.data;
+      m = { list: id === '' ? modelsJson : JSON.stringify({ object: 'list', data }), byId: new Map(data.map((d) => [d.id, JSON.stringify(d)])) };
+      modelsByKey.set(id, m);
+    }
+    return m;
+  }
 
   /** Dispatch. The two routed endpoints are their own async functions: no second promise and hop for every chat request. */
   function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -71,8 +84,7 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
         case '/v1/models':
         case '/models':
           onlyGet(method);
-          auth.authenticate(req.headers);
-          return sendRaw(res, 200, modelsJson);
+          return sendRaw(res, 200, modelsFor(auth.authenticate(req.headers)).list);
         case '/healthz':
           onlyGet(method);
           return sendRaw(res, 200, HEALTHZ);
@@ -94,6 +106,15 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
           admin(req);
           if (!hooks.traces) throw notFound(path);
           return sendJson(res, 200, hooks.traces(new URLSearchParams(q === -1 ? '' : url.slice(q + 1))));
+      }
+      if (path.startsWith('/v1/models/') || path.startsWith('/models/')) {
+        // The SDKs' models.retrieve(id); an id may hold a '/' (a pinned PROVIDER/MODEL is not listed, so not found).
+        onlyGet(method);
+        const models = modelsFor(auth.authenticate(req.headers));
+        const id = decodePathSegment(path.slice(path.indexOf('/models/') + '/models/'.length));
+        const model = models.byId.get(id);
+        if (model === undefined) throw new GatewayError(404, 'model_not_found', `The model '${id.slice(0, 100)}' does not exist`, 'model');
+        return sendRaw(res, 200, model);
       }
       if (path.startsWith('/traces/')) {
         onlyGet(method);

@@ -95,6 +95,7 @@ for (const store of ['memory', 'sqlite'] as const) {
       expect(list.data.every((r) => r.routedProvider === 'secondary' && r.fallbackUsed)).toBe(true);
       const bad = await fetch(`${gw.url}/traces?status=abc`);
       expect(bad.status).toBe(400);
+      expect(((await bad.json()) as { error: { param: string } }).error.param).toBe('status');
     });
 
     it('a stream: ttft, usage, outcome', async () => {

@@ -261,6 +261,22 @@ describe('routes', () => {
     expect(head.status).toBe(200);
   });
 
+  it('GET /v1/models shows a key limited to some models only those, and GET /v1/models/{id} retrieves one', async () => {
+    const limited = (await get('/v1/models', A)).body as { data: { id: string }[] };
+    expect(limited.data.map((m) => m.id)).toEqual(['fast']);
+    const one = await get('/v1/models/fast', A);
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({ id: 'fast', object: 'model', owned_by: 'switchyard' });
+    expect((await get('/models/smart', B)).body).toMatchObject({ id: 'smart' });
+    // What the key may not use, or what does not exist: not found, in OpenAI's shape.
+    for (const [path, headers] of [['/v1/models/smart', A], ['/v1/models/nope', B], ['/v1/models/sim%2Fsim-mini', B]] as const) {
+      const r = await get(path, headers);
+      expect(r.status, path).toBe(404);
+      expect((r.body as { error: { code: string } }).error.code).toBe('model_not_found');
+    }
+    expect((await get('/v1/models/fast')).status).toBe(401);
+  });
+
   it('/healthz and /readyz answer without a key', async () => {
     const h = await get('/healthz');
     expect(h.status).toBe(200);
