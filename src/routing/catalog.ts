@@ -23,11 +23,16 @@ export interface AliasRoute {
   contentPolicySegments: readonly Segment[];
 }
 
+/** Pinned models a provider gives a state of their own; beyond them, one shared state (see Catalog.pinnedState). */
+const MAX_OWN_PINNED = 32;
+
 export class Catalog {
   readonly providers = new Map<string, ProviderConfig>();
   readonly aliases = new Map<string, AliasRoute>();
   readonly deployments = new Map<string, Deployment>();
   readonly autoTiers: readonly string[] | undefined;
+  /** Per provider, the pinned models with a state of their own (see pinnedState). */
+  private readonly ownPinned = new Map<string, Set<string>>();
   /** Pool members dropped at start-up by a price ceiling: `alias: key (reason)`. */
   readonly excluded: string[] = [];
 
@@ -88,7 +93,22 @@ export class Catalog {
     if (known) return known;
     const provider = this.providers.get(target.slice(0, slash));
     if (!provider) return undefined;
-    return makeDeployment(provider, { model }, this.config.resilience, true);
+    return makeDeployment(provider, { model }, this.config.resilience, this.pinnedState(provider.id, model));
+  }
+
+  /**
+   * Each of the first MAX_OWN_PINNED models pinned on a provider keeps its own
+   * breaker, cooldown and pacing: a 429 on `openai/gpt-4o` must not cool
+   * `openai/o3-mini` down. Clients choose these strings, so past that bound
+   * the rest share one state per provider.
+   */
+  private pinnedState(providerId: string, model: string): 'own-state' | 'shared-state' {
+    let own = this.ownPinned.get(providerId);
+    if (own === undefined) this.ownPinned.set(providerId, (own = new Set()));
+    if (own.has(model)) return 'own-state';
+    if (own.size >= MAX_OWN_PINNED) return 'shared-state';
+    own.add(model);
+    return 'own-state';
   }
 
   /** Names for `GET /v1/models`. */

@@ -16,8 +16,9 @@ export interface Deployment {
   readonly key: string;
   /**
    * Key of its shared state (breaker, cooldown, pacing): `key` for configured
-   * deployments; one `PROVIDER_ID/~pinned` for all ad-hoc pins of a provider,
-   * so clients inventing model names cannot grow the gateway's state.
+   * deployments and for the first ad-hoc pins of each provider (see
+   * Catalog.pinned); one `PROVIDER_ID/~pinned` for the pins beyond those, so
+   * clients inventing model names cannot grow the gateway's state.
    */
   readonly stateKey: string;
   readonly provider: ProviderConfig;
@@ -38,12 +39,13 @@ export function makeDeployment(
   provider: ProviderConfig,
   d: Pick<DeploymentConfig, 'model'> & Partial<DeploymentConfig>,
   defaults: TimeoutConfig,
-  pinned = false,
+  /** Pinned via `PROVIDER/MODEL`: with a state of its own, or in the provider's shared one. */
+  pinned: false | 'own-state' | 'shared-state' = false,
 ): Deployment {
   const key = `${provider.id}/${d.model}`;
   return Object.freeze({
     key,
-    stateKey: pinned ? `${provider.id}/~pinned` : key,
+    stateKey: pinned === 'shared-state' ? `${provider.id}/~pinned` : key,
     provider,
     model: d.model,
     weight: d.weight ?? 1,
@@ -57,6 +59,6 @@ export function makeDeployment(
       ttftTimeoutMs: d.ttftTimeoutMs ?? defaults.ttftTimeoutMs,
       idleTimeoutMs: d.idleTimeoutMs ?? defaults.idleTimeoutMs,
     },
-    pinned,
+    pinned: pinned !== false,
   });
 }
