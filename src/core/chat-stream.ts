@@ -73,6 +73,7 @@ export async function chatStream(
       run.deadlineAt = clock.now() + resilience.deadlineMs;
       return executor.run(run, candidates, attemptStream(continued, true), { estimatedTokens, keepScope: true, failFastAsFailover: true });
     },
+    onAttemptEnd: (attempt) => executor.attemptEnded(run, attempt),
     onEnd: () => life.finish(),
   });
   return { stream: true, meta: metaOf(run), reader: live, [Symbol.asyncIterator]: () => live[Symbol.asyncIterator]() };

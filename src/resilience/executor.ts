@@ -62,13 +62,19 @@ export interface Attempted<T> {
   candidate: Candidate;
   scope: AttemptScope;
   lease: Lease | undefined;
+  /** The attempt's trace entry (a stream's keeps changing until the attempt ends: see `attemptEnded`). */
+  trace: AttemptTrace;
 }
 
 export interface ChainOptions {
   estimatedTokens: number;
   /** Segments tried after a content-policy refusal (the alias's contentPolicyFallbacks). */
   contentPolicyChain?: () => Candidate[];
-  /** Keep the scope alive after success (streams): the caller disposes it. */
+  /**
+   * Keep the scope alive after success (streams): the caller disposes it, and
+   * reports the attempt's end (`attemptEnded`) — a stream that breaks after its
+   * commit point is a failed attempt, not the success it looked like then.
+   */
   keepScope?: boolean;
   /** Internal: capacity already reserved (after a wait) for the chain's only candidate. */
   reserved?: Lease;
@@ -155,8 +161,8 @@ export class Executor {
           if (!opts.keepScope) scope.dispose();
           run.served = cand;
           run.fallbackUsed = cand.fallback;
-          this.emitAttempt(run, cand, trace);
-          return { value, candidate: cand, scope, lease };
+          if (!opts.keepScope) this.emitAttempt(run, cand, trace);
+          return { value, candidate: cand, scope, lease, trace };
         } catch (raw) {
           scope.dispose();
           const ms = performance.now() - t0;
@@ -289,6 +295,11 @@ export class Executor {
     };
     run.attempts.push(trace);
     this.emitAttempt(run, cand, trace);
+  }
+
+  /** A kept-scope (streamed) attempt is over, however it ended: its event, with the trace as it ended. */
+  attemptEnded(run: RequestRun, attempted: Attempted<unknown>): void {
+    this.emitAttempt(run, attempted.candidate, attempted.trace);
   }
 
   private emitAttempt(run: RequestRun, cand: Candidate, trace: AttemptTrace): void {

@@ -11,7 +11,7 @@ import { VirtualClock } from '../../test/helpers/virtual-clock.js';
 import { parseConfig } from '../config/parse.js';
 import { Cancellation } from '../core/signal.js';
 import { STREAM_END } from '../core/stream-reader.js';
-import { EventBus } from '../observability/events.js';
+import { EventBus, type AttemptTrace } from '../observability/events.js';
 import type { ChatCompletionChunk } from '../protocol/openai.js';
 import type { Candidate } from '../routing/chain.js';
 import type { AttemptScope } from './attempt-scope.js';
@@ -39,7 +39,8 @@ const fakeLease = () => ({ reconcile: vi.fn(), cancel: vi.fn() }) satisfies Leas
 function attempted(pending: ChatCompletionChunk[], iterator: AsyncIterator<ChatCompletionChunk>): Attempted<Committed> & { lease: ReturnType<typeof fakeLease>; scope: ReturnType<typeof fakeScope> } {
   const scope = fakeScope();
   const value: Committed = { stream: { headers: {}, malformed: 0, [Symbol.asyncIterator]: () => iterator }, iterator, pending, ttftMs: 1, ended: false };
-  return { value, candidate, scope: scope as unknown as AttemptScope & typeof scope, lease: fakeLease() };
+  const trace: AttemptTrace = { provider: 'p', model: 'm', status: 200, errorType: null, latencyMs: 1, ttftMs: 1 };
+  return { value, candidate, scope: scope as unknown as AttemptScope & typeof scope, lease: fakeLease(), trace };
 }
 
 /** An upstream that is cut right after what it already sent. */
@@ -53,6 +54,7 @@ describe('LiveStream: the consumer leaves while a continuation is being opened',
     const run = new RequestRun('r1', 0, 'a', null, 'public', true, 'chat', new Cancellation(), 60_000);
     let resolveResume!: (next: Attempted<Committed>) => void;
     const onEnd = vi.fn();
+    const attemptsEnded: [Attempted<Committed>, string | null][] = [];
     const first = attempted([chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hello' })], cutNow());
     const live = new LiveStream(first, {
       run,
@@ -62,6 +64,7 @@ describe('LiveStream: the consumer leaves while a continuation is being opened',
       choices: 1,
       promptTokensEstimate: 3,
       resume: () => new Promise((r) => (resolveResume = r)),
+      onAttemptEnd: (a) => attemptsEnded.push([a, a.trace.errorType]),
       onEnd,
     });
 
@@ -76,6 +79,7 @@ describe('LiveStream: the consumer leaves while a continuation is being opened',
     live.close(); // the client left
     expect(onEnd).toHaveBeenCalledOnce();
     expect(first.lease.reconcile).toHaveBeenCalledOnce(); // the cut attempt is settled at once
+    expect(attemptsEnded).toEqual([[first, 'network']]); // and reported as the failure it was, not the success it looked like at commit
 
     const returned = vi.fn(async () => ({ done: true as const, value: undefined }));
     const next = attempted([chunk({ content: ' world' })], { next: vi.fn(), return: returned });
@@ -87,6 +91,7 @@ describe('LiveStream: the consumer leaves while a continuation is being opened',
     expect(next.lease.cancel).not.toHaveBeenCalled();
     expect(next.scope.dispose).toHaveBeenCalled();
     expect(returned).toHaveBeenCalledOnce();
+    expect(attemptsEnded.map(([a]) => a)).toEqual([first, next]);
     expect(live.read()).toBe(STREAM_END); // over: the continuation's chunk goes to nobody
     expect(onEnd).toHaveBeenCalledOnce();
   });

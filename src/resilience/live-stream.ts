@@ -55,6 +55,8 @@ export interface LiveStreamOptions {
   promptTokensEstimate: number;
   /** Continue after a cut: resolves with a committed continuation, or rejects. */
   resume(prefill: string): Promise<Attempted<Committed>>;
+  /** Called once per attempt (the first and each continuation), when it is over: its trace is final then. */
+  onAttemptEnd(attempt: Attempted<Committed>): void;
   /** Called once, when the stream is over for whatever reason. */
   onEnd(): void;
 }
@@ -276,11 +278,9 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
       return null;
     }
     this.o.health.failure(this.cur.candidate.deployment.stateKey, false);
-    const trace = run.attempts[run.attempts.length - 1];
-    if (trace) {
-      trace.errorType = err.category;
-      trace.message = `after commit: ${err.label}`;
-    }
+    const trace = this.cur.trace;
+    trace.errorType = err.category;
+    trace.message = `after commit: ${err.label}`;
     // What reached the client, read before closing the attempt resets its count (without resume nothing else keeps it).
     const delivered = this.tally.deliveredChars || this.tally.attemptChars;
     this.closeAttempt();
@@ -299,6 +299,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
           void next.value.iterator.return?.(undefined)?.catch(() => {});
           next.scope.dispose();
           next.lease?.reconcile(undefined, next.value.stream.headers);
+          this.o.onAttemptEnd(next);
           return;
         }
         this.cur = next;
@@ -386,10 +387,12 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
 
   /** The attempt is over: count its usage and malformed events, settle its capacity lease. */
   private closeAttempt(): void {
+    if (this.attemptClosed) return;
     this.attemptClosed = true;
     const c = this.cur;
     this.o.run.malformedEvents += c.value.stream.malformed;
     c.lease?.reconcile(this.tally.closeAttempt(this.o.promptTokensEstimate), c.value.stream.headers);
+    this.o.onAttemptEnd(c);
   }
 }
 

@@ -1,0 +1,74 @@
+/**
+ * A streamed attempt is counted in switchyard_upstream_attempts_total when it
+ * ends, as it ended: one cut after its first token is a `network` failure, not
+ * the `success` it looked like at its commit point (found by an audit: the
+ * documented error-rate query missed every broken stream). Over real sockets.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { parsePrometheusText, sampleValue } from '../helpers/prom-parse.js';
+import { chunk, sleep, sseHead, startRawUpstream, usageChunk, writeWords } from '../helpers/raw-upstream.js';
+
+let closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of closers.reverse()) await c();
+  closers = [];
+});
+
+/** The first stream is cut after two words; a continuation (a prefill) is answered whole. */
+async function setup(streamResume: boolean): Promise<TestGateway> {
+  const upstream = await startRawUpstream(async (res, hit) => {
+    const messages = hit.body.messages as { role: string }[];
+    sseHead(res);
+    res.write(chunk('m', { role: 'assistant', content: '' }));
+    if (messages[messages.length - 1]!.role === 'assistant') {
+      await writeWords(res, 'm', ['and the end.']);
+      res.write(chunk('m', {}, 'stop'));
+      res.end(`${usageChunk('m', 3, 3)}data: [DONE]\n\n`);
+      return;
+    }
+    await writeWords(res, 'm', ['one ', 'two ']);
+    await sleep(20);
+    res.destroy();
+  });
+  closers.push(() => upstream.close());
+  const gw = await startGateway({
+    resilience: { maxRetries: 0, streamResume },
+    providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
+    models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm', capabilities: ['prefill'] }] }],
+  });
+  closers.push(() => gw.close(0));
+  return gw;
+}
+
+async function streamOnce(gw: TestGateway): Promise<string> {
+  const r = await fetch(`${gw.baseURL}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'count' }] }),
+  });
+  return r.text();
+}
+
+async function attempts(gw: TestGateway, outcome: string): Promise<number | undefined> {
+  const exp = parsePrometheusText(await (await fetch(`${gw.url}/metrics`)).text());
+  return sampleValue(exp, 'switchyard_upstream_attempts_total', { deployment: 'up/m', outcome });
+}
+
+describe('switchyard_upstream_attempts_total for streams', () => {
+  it('counts a stream cut after its first token as the network failure it was', async () => {
+    const gw = await setup(false);
+    expect(await streamOnce(gw)).toContain('stream_broken');
+    expect(await attempts(gw, 'network')).toBe(1);
+    expect(await attempts(gw, 'success') ?? 0).toBe(0);
+  });
+
+  it('counts a resumed stream as one failure and one success', async () => {
+    const gw = await setup(true);
+    const body = await streamOnce(gw);
+    expect(body).toContain('and the end.');
+    expect(body).not.toContain('stream_broken');
+    expect(await attempts(gw, 'network')).toBe(1);
+    expect(await attempts(gw, 'success')).toBe(1);
+  });
+});
