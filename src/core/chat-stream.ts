@@ -44,7 +44,7 @@ export async function chatStream(
     first = await executor.run(run, chain, attemptStream(req, false), { estimatedTokens, contentPolicyChain, keepScope: true });
   } catch (err) {
     run.streamOutcome = 'failed_before_commit';
-    life.finish(err);
+    life.fail(err);
     throw err;
   }
   // Committed: the stall timer guards a flowing stream from here; the client link stays until it ends.

@@ -21,6 +21,12 @@ const TYPE_BY_STATUS: Record<number, string> = {
 
 export class GatewayError extends Error {
   readonly type: string;
+  /**
+   * Set when the request was routed before it failed (a 503 after attempts, a 504, an
+   * upstream's refusal passed through): the server writes these as the routed
+   * response headers an error can carry (attempts made, the gateway's own time).
+   */
+  routing?: { attempts: number; overheadMs: number };
   constructor(
     readonly status: number,
     readonly code: string,

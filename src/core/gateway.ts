@@ -207,7 +207,7 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
       answered(run, life);
       return new BufferedChat(metaOf(run), answer);
     } catch (err) {
-      life.finish(err);
+      life.fail(err);
       throw err;
     }
   }
@@ -227,7 +227,7 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
       answered(run, life);
       return new BufferedAnswer(metaOf(run), answer);
     } catch (err) {
-      life.finish(err);
+      life.fail(err);
       throw err;
     }
   }

@@ -149,6 +149,18 @@ export class RequestLifecycle {
     this.deadline.clear();
   }
 
+  /**
+   * The routed request failed: its error response starts now (the overhead figure is
+   * frozen as for an answer), the error carries the routing facts for its headers,
+   * and the request is finished.
+   */
+  fail(err: unknown): void {
+    const run = this.run;
+    run.markResponseStart();
+    if (err instanceof GatewayError) err.routing = { attempts: run.upstreamAttempts(), overheadMs: run.overheadMs };
+    this.finish(err);
+  }
+
   /** The request is over: release its timers and listeners, settle the key quota, emit its one trace (`endedAt`: a `performance.now()` reading). */
   finish(err?: unknown, endedAt?: number): void {
     this.deadline.clear();

@@ -90,6 +90,11 @@ export function sendRaw(res: ServerResponse, status: number, payload: string | U
 export function sendError(res: ServerResponse, err: GatewayError, requestId?: string, extra?: HeaderMap): void {
   const headers: HeaderMap = { ...extra };
   if (requestId) headers['x-request-id'] = requestId;
+  if (err.routing) {
+    // Routed, then failed: no deployment served, but the attempts and the gateway's own time are known.
+    headers['x-switchyard-attempts'] = err.routing.attempts;
+    headers['x-switchyard-overhead-ms'] = fixed3(err.routing.overheadMs);
+  }
   if (err.retryAfterS !== undefined) headers['retry-after'] = Math.max(0, Math.ceil(err.retryAfterS));
   sendJson(res, err.status, err.toBody(), headers);
 }
