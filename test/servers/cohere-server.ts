@@ -77,6 +77,8 @@ export async function startCohereServer(opts: CohereServerOptions = {}): Promise
     if (reply?.kind === 'raw') return sendRaw(res, reply.status ?? 200, reply.contentType ?? 'text/event-stream', reply.body);
     if (path === '/v2/embed') {
       const texts = Array.isArray(b.texts) ? (b.texts as string[]) : [];
+      // The real service's cap on one call.
+      if (texts.length > 96) return json(res, 400, { id, message: `invalid request: total number of texts must be at most 96 - received ${texts.length}` });
       const vectors = reply?.kind === 'embed' ? reply.vectors : texts.map(defaultVector);
       const billed = reply?.kind === 'embed' && reply.billedInputTokens !== undefined ? reply.billedInputTokens : texts.length * 3;
       return json(res, 200, {

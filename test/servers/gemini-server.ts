@@ -381,6 +381,8 @@ export async function startGeminiServer(opts: GeminiServerOptions = {}): Promise
     if (action === 'batchEmbedContents') {
       for (const k of Object.keys(body)) if (k !== 'requests') throw unknownField(k);
       if (items.length === 0) throw new BadRequest('* BatchEmbedContentsRequest.requests: requests must not be empty');
+      // The real service's cap on one batch.
+      if (items.length > 100) throw new BadRequest('* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch');
     }
     const vectors = items.map((item, i) => {
       if (action === 'batchEmbedContents' && item.model !== want) {

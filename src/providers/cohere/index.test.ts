@@ -182,4 +182,15 @@ describe('cohere adapter over a loopback socket', () => {
       embedding_types: ['float'],
     });
   });
+
+  it('embeddings past the 96 a call holds: several calls, answered as one in input order, usage summed (found by fuzzing)', async () => {
+    const texts = Array.from({ length: 200 }, (_, i) => 'x'.repeat(i));
+    const before = server.requests.length;
+    const { response } = await adapter.embeddings!({ model: 'e', input: texts }, { ...ctx(), model: 'embed-english-v3.0' });
+    const calls = server.requests.slice(before).map((r) => (r.body as { texts: string[] }).texts);
+    expect(calls.map((t) => t.length).sort((a, b) => a - b)).toEqual([8, 96, 96]);
+    // The fake's vector starts with the text's length / 100: each vector is its own text's.
+    expect(response.data.map((d) => [d.index, (d.embedding as number[])[0]])).toEqual(texts.map((t, i) => [i, t.length / 100]));
+    expect(response.usage).toEqual({ prompt_tokens: 600, total_tokens: 600 }); // the fake bills 3 a text
+  });
 });

@@ -19,6 +19,10 @@ import { toCohereRequest } from './request.js';
 import { fromCohereResponse } from './response.js';
 import { CohereChunkStream } from './stream.js';
 import { fromCohereEmbed, toCohereEmbed } from './embeddings.js';
+import { embedInBatches } from '../embedding-batches.js';
+
+/** /v2/embed takes at most 96 texts a call. */
+const COHERE_EMBED_BATCH = 96;
 import { fixCohereError } from './errors.js';
 
 const SSE_ACCEPT = { accept: 'text/event-stream' };
@@ -54,9 +58,10 @@ export class CohereAdapter implements ProviderAdapter {
 
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
     const embed = toCohereEmbed(req, ctx.model);
-    const res = await this.http.postWhole('/v2/embed', JSON.stringify(embed), ctx.signal);
-    const value = parseJsonBody(res.raw);
-    return { response: fromCohereEmbed(value, ctx.model, req.encoding_format, embed.texts.length), headers: res.headers };
+    return embedInBatches(embed.texts, COHERE_EMBED_BATCH, async (texts) => {
+      const res = await this.http.postWhole('/v2/embed', JSON.stringify({ ...embed, texts }), ctx.signal);
+      return { response: fromCohereEmbed(parseJsonBody(res.raw), ctx.model, req.encoding_format, texts.length), headers: res.headers };
+    });
   }
 
   close(): Promise<void> {

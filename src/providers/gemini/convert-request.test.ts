@@ -110,6 +110,29 @@ describe('toGenerateContentRequest details', () => {
     expect(out.contents[2]).toEqual({ role: 'user', parts: [{ functionResponse: { name: 'f', response: { content: 'done' } } }] });
   });
 
+  it('puts tool results in the order of the calls they answer: Gemini pairs them by position (found by fuzzing)', () => {
+    const call = (id: string, city: string) => ({ id, type: 'function' as const, function: { name: 'get_weather', arguments: JSON.stringify({ city }) } });
+    const out = toGenerateContentRequest(
+      req({
+        messages: [
+          user('weather in Paris and London?'),
+          { role: 'assistant', content: null, tool_calls: [call('c1', 'Paris'), call('c2', 'London')] },
+          { role: 'tool', tool_call_id: 'c2', content: 'London: 10C' },
+          { role: 'tool', tool_call_id: 'c1', content: 'Paris: 20C' },
+          user('thanks'),
+        ],
+      }),
+    );
+    expect(out.contents[2]).toEqual({
+      role: 'user',
+      parts: [
+        { functionResponse: { name: 'get_weather', response: { content: 'Paris: 20C' } } },
+        { functionResponse: { name: 'get_weather', response: { content: 'London: 10C' } } },
+        { text: 'thanks' },
+      ],
+    });
+  });
+
   it('refuses what Gemini cannot express, naming the offending field', () => {
     expect(invalid(() => toGenerateContentRequest(req({ messages: [user('x'), { role: 'tool', tool_call_id: 'nope', content: '1' }] }))).param).toBe(
       'messages[1].tool_call_id',

@@ -44,6 +44,19 @@ export function toGenerateContentRequest(req: ChatRequest): GenerateContentReque
   const system: { text: string }[] = [];
   const contents: GeminiContent[] = [];
   const toolNames = new Map<string, string>();
+  /**
+   * Gemini pairs function responses with the calls by position, not by id: a run of
+   * tool messages is put in the order of the calls they answer (a client may send the
+   * results in the order they finished), then pushed as one turn.
+   */
+  const callOrder = new Map<string, number>();
+  let responses: { order: number; part: GeminiPart }[] = [];
+  const flushResponses = (): void => {
+    if (responses.length === 0) return;
+    const run = responses.sort((a, b) => a.order - b.order).map((r) => r.part);
+    responses = [];
+    push('user', run);
+  };
 
   const push = (role: GeminiRole, parts: GeminiPart[]): void => {
     if (parts.length === 0) return;
@@ -55,6 +68,7 @@ export function toGenerateContentRequest(req: ChatRequest): GenerateContentReque
   };
 
   req.messages.forEach((msg, i) => {
+    if (msg.role !== 'tool') flushResponses();
     switch (msg.role) {
       case 'system':
       case 'developer':
@@ -65,6 +79,10 @@ export function toGenerateContentRequest(req: ChatRequest): GenerateContentReque
         return;
       case 'assistant':
         push('model', assistantParts(msg, toolNames));
+        callOrder.clear();
+        (msg.tool_calls ?? []).forEach((c, k) => {
+          if (typeof c?.id === 'string') callOrder.set(c.id, k);
+        });
         return;
       case 'tool': {
         const id = msg.tool_call_id;
@@ -72,7 +90,9 @@ export function toGenerateContentRequest(req: ChatRequest): GenerateContentReque
         if (name === undefined) {
           throw invalidRequest(`tool message has no preceding tool call with id "${id ?? ''}"`, `messages[${i}].tool_call_id`);
         }
-        push('user', [{ functionResponse: { name, response: toolResponse(msg.content) } }]);
+        // A result for no call of the last assistant turn goes after those that answer one, in the order sent.
+        const order = (id !== undefined ? callOrder.get(id) : undefined) ?? Number.MAX_SAFE_INTEGER;
+        responses.push({ order, part: { functionResponse: { name, response: toolResponse(msg.content) } } });
         return;
       }
       case 'function':
@@ -83,6 +103,8 @@ export function toGenerateContentRequest(req: ChatRequest): GenerateContentReque
         throw invalidRequest(`unsupported message role "${String(msg.role)}"`, `messages[${i}].role`);
     }
   });
+
+  flushResponses();
 
   // Gemini requires at least one turn; a system-only request still deserves an answer.
   if (contents.length === 0 && system.length > 0) contents.push({ role: 'user', parts: system.splice(0) });

@@ -288,4 +288,17 @@ describe('gemini adapter over loopback', () => {
       ],
     });
   });
+
+  it('embeddings past the 100 a batch holds: several calls, answered as one in input order (found by fuzzing)', async () => {
+    const texts = Array.from({ length: 250 }, (_, i) => `text ${i}`);
+    const res = await adapter.embeddings!({ model: 'alias', input: texts, dimensions: 2 }, ctx('text-embedding-004'));
+    expect(server.requests.map((r) => (r.body as { requests: unknown[] }).requests.length).sort((a, b) => a - b)).toEqual([50, 100, 100]);
+    expect(res.response.data.map((d) => d.index)).toEqual(texts.map((_, i) => i));
+    // Each vector is the one for its own text: the single-text call gives the same.
+    for (const i of [0, 99, 100, 249]) {
+      const one = await adapter.embeddings!({ model: 'alias', input: texts[i]!, dimensions: 2 }, ctx('text-embedding-004'));
+      expect(res.response.data[i]!.embedding).toEqual(one.response.data[0]!.embedding);
+    }
+    expect(res.response.usage.prompt_tokens).toBeGreaterThan(0);
+  });
 });

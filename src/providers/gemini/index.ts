@@ -22,6 +22,10 @@ import { toChatCompletion } from './convert-response.js';
 import { embeddingTexts, fromBatchEmbedResponse, toBatchEmbedRequest } from './embeddings.js';
 import { geminiErrorFromResponse } from './errors.js';
 import { GeminiChunkStream } from './stream.js';
+import { embedInBatches } from '../embedding-batches.js';
+
+/** batchEmbedContents takes at most 100 requests a call. */
+const GEMINI_EMBED_BATCH = 100;
 import type { BatchEmbedContentsResponse, GenerateContentResponse } from './wire.js';
 
 export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
@@ -82,12 +86,13 @@ export class GeminiAdapter implements ProviderAdapter {
   }
 
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
-    const texts = embeddingTexts(req);
     const dimensions = typeof req.dimensions === 'number' ? req.dimensions : undefined;
-    const body = JSON.stringify(toBatchEmbedRequest(texts, ctx.model, dimensions));
-    const res = await this.http.postWhole(`${this.prefix}${modelPath(ctx.model)}:batchEmbedContents`, body, ctx.signal);
-    const parsed = parseObject<BatchEmbedContentsResponse>(res.raw);
-    return { response: fromBatchEmbedResponse(parsed, texts, ctx.model, req.encoding_format), headers: res.headers };
+    const path = `${this.prefix}${modelPath(ctx.model)}:batchEmbedContents`;
+    return embedInBatches(embeddingTexts(req), GEMINI_EMBED_BATCH, async (texts) => {
+      const res = await this.http.postWhole(path, JSON.stringify(toBatchEmbedRequest(texts, ctx.model, dimensions)), ctx.signal);
+      const parsed = parseObject<BatchEmbedContentsResponse>(res.raw);
+      return { response: fromBatchEmbedResponse(parsed, texts, ctx.model, req.encoding_format), headers: res.headers };
+    });
   }
 
   close(): Promise<void> {
