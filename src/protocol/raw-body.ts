@@ -75,14 +75,21 @@ export function forgetRawBody(parsed: object): void {
   if ((parsed as Holder)[kRaw] !== undefined) (parsed as Holder)[kRaw] = undefined;
 }
 
-/** `{"model":"TARGET"` as bytes, per target: targets are the config's deployment models, few and fixed. */
+/**
+ * `{"model":"TARGET"` as bytes, per target: the config's deployment models, and the
+ * models clients pin (`PROVIDER/MODEL`), which the cache stops taking at MAX_LEADS.
+ */
 const LEADS = new Map<string, Buffer>();
 const MAX_LEADS = 1024;
 
 function leadFor(target: string): Buffer {
   let lead = LEADS.get(target);
   if (lead === undefined) {
-    lead = Buffer.from(`{"model":${JSON.stringify(target)}`);
+    const text = `{"model":${JSON.stringify(target)}`;
+    // Its own memory, not a slice of node's shared 8 KB pool: a cached slice would keep
+    // the whole block alive (pinned models a client makes up fill this cache).
+    lead = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+    lead.write(text);
     if (LEADS.size < MAX_LEADS) LEADS.set(target, lead);
   }
   return lead;

@@ -46,6 +46,8 @@ describe('validateChatRequest: valid bodies pass unchanged', () => {
     ],
     ['nulls where OpenAI allows them', { ...base(), stream: null, stream_options: null, max_tokens: null, temperature: null, tools: null, response_format: null }],
     ['temperature 2 and top_p 0 are inside the range', { ...base(), temperature: 2, top_p: 0 }],
+    ['a model name of 256 characters', { ...base(), model: 'm'.repeat(256) }],
+    ['stop as a string or a list, tool_choice as OpenAI takes it', { ...base(), stop: ['a', 'b'], tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'f' } }] } } }],
     ['an assistant message without content', { ...base(), messages: [{ role: 'user', content: 'a' }, { role: 'assistant' }] }],
   ];
   it.each(valid)('%s', (_name, body) => {
@@ -63,6 +65,9 @@ describe('validateChatRequest: each malformed body is a 400 naming its param', (
     ['no model', { messages: base().messages }, 'model'],
     ['empty model', { ...base(), model: '' }, 'model'],
     ['model not a string', { ...base(), model: 42 }, 'model'],
+    ['a model name longer than any (found by a soak: the trace store kept such strings)', { ...base(), model: 'm'.repeat(257) }, 'model'],
+    ['stop as a number', { ...base(), stop: 5 }, 'stop'],
+    ['tool_choice of no known shape', { ...base(), tool_choice: { type: 'function' } }, 'tool_choice'],
     ['no messages', { model: 'fast' }, 'messages'],
     ['empty messages', { ...base(), messages: [] }, 'messages'],
     ['messages not an array', { ...base(), messages: { role: 'user', content: 'x' } }, 'messages'],
@@ -128,6 +133,7 @@ describe('validateEmbeddingsRequest', () => {
   it.each<[string, unknown, string | null]>([
     ['not an object', 'x', null],
     ['no model', { input: 'x' }, 'model'],
+    ['a model name longer than any', { model: 'e'.repeat(257), input: 'x' }, 'model'],
     ['no input', { model: 'emb' }, 'input'],
     ['an empty string', { model: 'emb', input: '' }, 'input'],
     ['an empty array', { model: 'emb', input: [] }, 'input'],

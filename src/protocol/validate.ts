@@ -75,9 +75,20 @@ function checkToolChoice(choice: unknown): void {
   );
 }
 
+/**
+ * No model name is longer: a longer one is no name but a way to make the gateway keep
+ * big strings (it is traced, logged, and interned by the trace store).
+ */
+export const MAX_MODEL_CHARS = 256;
+
+function checkModel(model: unknown): void {
+  if (typeof model !== 'string' || model.length === 0) throw invalidRequest("'model' is required and must be a string", 'model');
+  if (model.length > MAX_MODEL_CHARS) throw invalidRequest(`'model' must be at most ${MAX_MODEL_CHARS} characters`, 'model');
+}
+
 export function validateChatRequest(body: unknown): ChatRequest {
   if (!isObj(body)) throw invalidRequest('request body must be a JSON object');
-  if (typeof body.model !== 'string' || body.model.length === 0) throw invalidRequest("'model' is required and must be a string", 'model');
+  checkModel(body.model);
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) throw invalidRequest("'messages' must be a non-empty array", 'messages');
   for (let i = 0; i < messages.length; i++) {
@@ -117,7 +128,7 @@ export function validateChatRequest(body: unknown): ChatRequest {
 
 export function validateEmbeddingsRequest(body: unknown): EmbeddingsRequest {
   if (!isObj(body)) throw invalidRequest('request body must be a JSON object');
-  if (typeof body.model !== 'string' || body.model.length === 0) throw invalidRequest("'model' is required and must be a string", 'model');
+  checkModel(body.model);
   const input = body.input;
   const ok =
     (typeof input === 'string' && input.length > 0) ||
