@@ -92,3 +92,59 @@ describe('Cohere ranges', () => {
     expect(toCohereRequest(base({ top_p: 0 }), 'command', false).p).toBe(0.01);
   });
 });
+
+describe('legacy function calling in the history (found by fuzzing: the call was dropped, the result merged into a user turn)', () => {
+  const history = (): ChatRequest =>
+    validateChatRequest({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'weather?' },
+        { role: 'assistant', content: null, function_call: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+        { role: 'function', name: 'get_weather', content: 'FRES' },
+      ],
+      tools: [weather],
+    });
+
+  it('reaches Anthropic as a tool_use and its tool_result', () => {
+    const { messages } = toAnthropicRequest(history(), 'claude', false).body;
+    expect(messages[1]).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: 'call_legacy_1', name: 'get_weather', input: { city: 'Paris' } }] });
+    expect(messages[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_legacy_1', content: 'FRES' }] });
+  });
+
+  it('reaches Cohere as a tool call and the tool result answering its id', () => {
+    const { messages } = toCohereRequest(history(), 'command', false);
+    expect(messages[1]).toMatchObject({ role: 'assistant', tool_calls: [{ id: 'call_legacy_1', function: { name: 'get_weather' } }] });
+    expect(messages[2]).toEqual({ role: 'tool', tool_call_id: 'call_legacy_1', content: 'FRES' });
+  });
+
+  it('reaches Ollama as a tool call and a tool message naming it', () => {
+    const { messages } = toOllamaRequest(history(), 'llama', false);
+    expect(messages[1]).toMatchObject({ role: 'assistant', tool_calls: [{ function: { name: 'get_weather', arguments: { city: 'Paris' } } }] });
+    expect(messages[2]).toMatchObject({ role: 'tool', content: 'FRES', tool_name: 'get_weather' });
+  });
+});
+
+describe('Anthropic tool history', () => {
+  const withCall = (id: string, tools?: unknown[]): ChatRequest =>
+    validateChatRequest({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'time?' },
+        { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'get_time', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: id, content: '12:00' },
+      ],
+      ...(tools ? { tools } : {}),
+    });
+
+  it("maps other servers' tool ids into the characters Anthropic takes, alike in the call and its result", () => {
+    const { messages } = toAnthropicRequest(withCall('functions.get_time:0', [time]), 'claude', false).body;
+    expect(JSON.stringify(messages)).toContain('"id":"functions_get_time_0"');
+    expect(JSON.stringify(messages)).toContain('"tool_use_id":"functions_get_time_0"');
+  });
+
+  it('declares the tools a history used when the request offers none, and forbids new calls', () => {
+    const { body } = toAnthropicRequest(withCall('toolu_1'), 'claude', false);
+    expect(body.tools).toEqual([{ name: 'get_time', input_schema: { type: 'object', properties: {} } }]);
+    expect(body.tool_choice).toEqual({ type: 'none' });
+  });
+});

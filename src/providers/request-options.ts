@@ -8,7 +8,7 @@
  * checked by protocol/validate.ts; OpenAI-compatible upstreams get the
  * client's values as sent.
  */
-import type { ChatRequest, FunctionTool, ResponseFormat } from '../protocol/openai.js';
+import type { ChatMessage, ChatRequest, FunctionTool, ResponseFormat } from '../protocol/openai.js';
 import { UpstreamError } from '../resilience/upstream-error.js';
 
 const invalid = (message: string, param: string): UpstreamError => new UpstreamError({ category: 'invalid_request', message, param });
@@ -74,4 +74,34 @@ const EMPTY_OBJECT_SCHEMA: Readonly<Record<string, unknown>> = Object.freeze({ t
 export function objectSchema(parameters: Record<string, unknown> | undefined): Record<string, unknown> {
   if (parameters === undefined || parameters === null || Object.keys(parameters).length === 0) return EMPTY_OBJECT_SCHEMA as Record<string, unknown>;
   return parameters.type === undefined ? { type: 'object', ...parameters } : parameters;
+}
+
+/**
+ * OpenAI's legacy function calling in a conversation's history — an assistant
+ * `function_call`, answered by a `function` message naming it — as the tool calls
+ * and tool results every native format has: each call gets an id, and each result
+ * the id of the latest unanswered call of its name. (Gemini reads the legacy form
+ * itself.) The messages come back as they were when there is none.
+ */
+export function withToolCallIds(messages: ChatMessage[]): ChatMessage[] {
+  let legacy = false;
+  for (const m of messages) if (m.role === 'function' || m.function_call != null) legacy = true;
+  if (!legacy) return messages;
+  const open = new Map<string, string[]>();
+  return messages.map((m, i) => {
+    const call = m.function_call as { name?: unknown; arguments?: unknown } | null | undefined;
+    if (m.role === 'assistant' && call && typeof call.name === 'string') {
+      const id = `call_legacy_${i}`;
+      const ids = open.get(call.name) ?? [];
+      ids.push(id);
+      open.set(call.name, ids);
+      const args = typeof call.arguments === 'string' ? call.arguments : '{}';
+      return { ...m, function_call: undefined, tool_calls: [...(m.tool_calls ?? []), { id, type: 'function', function: { name: call.name, arguments: args } }] };
+    }
+    if (m.role === 'function' && typeof m.name === 'string') {
+      const id = open.get(m.name)?.shift();
+      if (id !== undefined) return { role: 'tool', tool_call_id: id, name: m.name, content: m.content };
+    }
+    return m;
+  });
 }

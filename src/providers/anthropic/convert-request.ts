@@ -23,7 +23,7 @@
  */
 import type { ChatMessage, ChatRequest, ResponseFormat, TextPart } from '../../protocol/openai.js';
 import { contentBlocks, plainText, pushText, unsupported } from './convert-content.js';
-import { objectSchema, oneChoice, responseFormat, toolSelection, type ToolSelection } from '../request-options.js';
+import { objectSchema, oneChoice, responseFormat, toolSelection, withToolCallIds, type ToolSelection } from '../request-options.js';
 import type {
   AnthropicContentBlock,
   AnthropicImageBlock,
@@ -69,7 +69,7 @@ export function toAnthropicRequest(
     else turns.push({ role, blocks });
   };
 
-  for (const m of req.messages) {
+  for (const m of withToolCallIds(req.messages)) {
     switch (m.role) {
       case 'system':
       case 'developer': {
@@ -120,6 +120,14 @@ export function toAnthropicRequest(
     });
     const choice = toolChoice(selection, req.parallel_tool_calls === false);
     if (choice) body.tool_choice = choice;
+  } else {
+    // Anthropic refuses tool_use blocks in a conversation that defines no tools (history
+    // from a turn that offered them): declare the tools used, and forbid new calls.
+    const used = toolsUsed(turns);
+    if (used.length > 0) {
+      body.tools = used.map((name) => ({ name, input_schema: objectSchema(undefined) }));
+      body.tool_choice = { type: 'none' };
+    }
   }
   if (stream) body.stream = true;
   return { body, prefillTrim };
@@ -163,7 +171,7 @@ function assistantBlocks(m: ChatMessage): AnthropicContentBlock[] {
   for (const call of m.tool_calls ?? []) {
     const block: AnthropicToolUseBlock = {
       type: 'tool_use',
-      id: call.id,
+      id: anthropicToolId(call.id),
       name: call.function.name,
       input: parseArguments(call.function.arguments),
     };
@@ -182,8 +190,21 @@ function parseArguments(args: string): Record<string, unknown> {
   }
 }
 
+/** Anthropic takes tool ids of `[a-zA-Z0-9_-]` only; other servers' ids (`functions.get_weather:0`) are mapped alike in a call and its result. */
+function anthropicToolId(id: string | undefined): string {
+  const safe = (id ?? '').replace(/[^a-zA-Z0-9_-]/g, '_');
+  return safe === '' ? '_' : safe;
+}
+
+/** Names of the tools the conversation's history called. */
+function toolsUsed(turns: Turn[]): string[] {
+  const names = new Set<string>();
+  for (const t of turns) for (const b of t.blocks) if (b.type === 'tool_use') names.add(b.name);
+  return [...names];
+}
+
 function toolResult(m: ChatMessage): AnthropicToolResultBlock {
-  const block: AnthropicToolResultBlock = { type: 'tool_result', tool_use_id: m.tool_call_id ?? '' };
+  const block: AnthropicToolResultBlock = { type: 'tool_result', tool_use_id: anthropicToolId(m.tool_call_id) };
   if (typeof m.content === 'string') {
     if (m.content) block.content = m.content;
   } else if (Array.isArray(m.content)) {

@@ -4,7 +4,7 @@
  */
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import { objectSchema, oneChoice, responseFormat, toolSelection } from '../request-options.js';
+import { objectSchema, oneChoice, responseFormat, toolSelection, withToolCallIds } from '../request-options.js';
 import type {
   CohereChatRequest,
   CohereImageContent,
@@ -16,7 +16,7 @@ import type {
 
 
 export function toCohereRequest(req: ChatRequest, model: string, stream: boolean): CohereChatRequest {
-  const out: CohereChatRequest = { model, messages: req.messages.map(toCohereMessage), stream };
+  const out: CohereChatRequest = { model, messages: withToolCallIds(req.messages).map(toCohereMessage), stream };
 
   oneChoice(req, 'cohere');
   const selection = toolSelection(req, 'cohere');

@@ -7,12 +7,12 @@ import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseForma
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { OllamaChatRequest, OllamaMessage, OllamaOptions, OllamaTool, OllamaToolCall } from './wire.js';
 import { parseDataUrl } from '../../protocol/data-url.js';
-import { objectSchema, oneChoice, responseFormat, toolSelection } from '../request-options.js';
+import { objectSchema, oneChoice, responseFormat, toolSelection, withToolCallIds } from '../request-options.js';
 
 export function toOllamaRequest(req: ChatRequest, model: string, stream: boolean): OllamaChatRequest {
   // Ollama tool results name their tool; OpenAI's carry only the call id.
   const toolNames = new Map<string, string>();
-  const messages = req.messages.map((m) => toOllamaMessage(m, toolNames));
+  const messages = withToolCallIds(req.messages).map((m) => toOllamaMessage(m, toolNames));
   const out: OllamaChatRequest = { model, messages, stream };
 
   oneChoice(req, 'ollama');
