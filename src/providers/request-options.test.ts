@@ -148,3 +148,20 @@ describe('Anthropic tool history', () => {
     expect(body.tool_choice).toEqual({ type: 'none' });
   });
 });
+
+describe('what a provider refuses in other words, refused here (request-direction fuzz)', () => {
+  it('Gemini and Cohere: tools with a JSON response format', () => {
+    const req = base({ response_format: { type: 'json_object' } });
+    expect(refusal(CONVERTERS.gemini, req).message).toMatch(/gemini cannot combine tools/);
+    expect(refusal(CONVERTERS.cohere, req).message).toMatch(/cohere cannot combine tools/);
+    expect(() => CONVERTERS.anthropic(req)).not.toThrow(); // JSON mode is an instruction there
+  });
+
+  it('Anthropic and Gemini: a system-only request becomes the user turn; one with no text at all is refused', () => {
+    const systemOnly = validateChatRequest({ model: 'm', messages: [{ role: 'system', content: 'Say hi.' }] });
+    expect(toAnthropicRequest(systemOnly, 'claude', false).body.messages).toEqual([{ role: 'user', content: 'Say hi.' }]);
+    const empty = validateChatRequest({ model: 'm', messages: [{ role: 'user', content: '' }] });
+    refusal(CONVERTERS.anthropic, empty);
+    refusal(CONVERTERS.gemini, empty);
+  });
+});

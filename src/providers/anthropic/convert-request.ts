@@ -92,6 +92,12 @@ export function toAnthropicRequest(
     }
   }
 
+  if (turns.length === 0) {
+    // Anthropic needs a message: a system-only request still deserves an answer (as for Gemini);
+    // one with no text at all is refused here rather than by the provider in other words.
+    if (system.length === 0) throw unsupported('a request whose messages hold no text');
+    turns.push({ role: 'user', blocks: [{ type: 'text', text: system.splice(0).join('\n\n') }] });
+  }
   const prefillTrim = trimFinalAssistant(turns);
   oneChoice(req, 'anthropic');
   const formatInstruction = responseFormatInstruction(responseFormat(req, 'anthropic'));

@@ -40,6 +40,8 @@ export function toCohereRequest(req: ChatRequest, model: string, stream: boolean
   if (typeof req.frequency_penalty === 'number') out.frequency_penalty = clamp(req.frequency_penalty, 0, 1);
   if (typeof req.presence_penalty === 'number') out.presence_penalty = clamp(req.presence_penalty, 0, 1);
   const format = toCohereResponseFormat(responseFormat(req, 'cohere'));
+  // Cohere's response_format is not supported together with tools.
+  if (format && out.tools) throw invalid('cohere cannot combine tools with a JSON response_format');
   if (format) out.response_format = format;
   return out;
 }

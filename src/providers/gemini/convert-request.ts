@@ -108,6 +108,7 @@ export function toGenerateContentRequest(req: ChatRequest): GenerateContentReque
 
   // Gemini requires at least one turn; a system-only request still deserves an answer.
   if (contents.length === 0 && system.length > 0) contents.push({ role: 'user', parts: system.splice(0) });
+  if (contents.length === 0) throw invalidRequest('a request whose messages hold no text cannot be sent to Gemini', 'messages');
 
   const out: GenerateContentRequest = { contents };
   if (system.length > 0) out.systemInstruction = { parts: system };
@@ -119,7 +120,7 @@ export function toGenerateContentRequest(req: ChatRequest): GenerateContentReque
     if (toolConfig) out.toolConfig = { functionCallingConfig: toolConfig };
   }
 
-  const generationConfig = toGenerationConfig(req);
+  const generationConfig = toGenerationConfig(req, out);
   if (generationConfig) out.generationConfig = generationConfig;
   return out;
 }
@@ -261,7 +262,7 @@ function num(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
-function toGenerationConfig(req: ChatRequest): GeminiGenerationConfig | undefined {
+function toGenerationConfig(req: ChatRequest, out: GenerateContentRequest): GeminiGenerationConfig | undefined {
   const g: GeminiGenerationConfig = {};
   const temperature = num(req.temperature);
   if (temperature !== undefined) g.temperature = temperature;
@@ -281,6 +282,10 @@ function toGenerationConfig(req: ChatRequest): GeminiGenerationConfig | undefine
   if (frequency !== undefined) g.frequencyPenalty = frequency;
 
   const format = responseFormat(req, 'gemini');
+  if (format !== undefined && out.tools !== undefined) {
+    // Gemini refuses function calling with a JSON response type.
+    throw invalidRequest('gemini cannot combine tools with a JSON response_format', 'response_format');
+  }
   if (format !== undefined) {
     g.responseMimeType = 'application/json';
     const schema = format.type === 'json_schema' ? toGeminiSchema(format.json_schema?.schema) : undefined;
