@@ -4,6 +4,7 @@
  */
 import { loadConfig } from '../config/load.js';
 import { isConfigError } from '../config/errors.js';
+import { configWarnings } from '../config/warnings.js';
 import { startSwitchyard } from '../core/start.js';
 import { createLogger, flushLogger } from '../observability/logger.js';
 import { parseCli, USAGE } from './args.js';
@@ -30,6 +31,7 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   if (args.command === 'check') {
+    for (const w of configWarnings(loaded.config)) console.error(`warning: ${w}`);
     console.log(`${loaded.source}: ok`);
     return 0;
   }

@@ -16,3 +16,4 @@ export {
 } from './load.js';
 export type { CliOverrides } from './overrides.js';
 export { isLoopbackHost } from './loopback.js';
+export { configWarnings } from './warnings.js';

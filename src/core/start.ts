@@ -4,6 +4,7 @@
  * embedders use it to get a real listening gateway from a Config.
  */
 import type { Config } from '../config/types.js';
+import { configWarnings } from '../config/warnings.js';
 import { createObservability, type Observability, type ObservabilityOptions } from '../observability/create-observability.js';
 import { EventBus } from '../observability/events.js';
 import { isFilterError, parseTraceFilter } from '../observability/traces-api.js';
@@ -35,6 +36,7 @@ export async function startSwitchyard(config: Config, opts: StartOptions = {}): 
   const observability = createObservability(bus, config, { clock: opts.clock, ...opts.observability });
   const gateway = createGateway(config, { ...opts, bus });
   const { logger, traces, metrics } = observability;
+  for (const w of configWarnings(config)) logger.warn({ event: 'config' }, w);
   if (config.state.backend === 'redis') {
     // Accepted by the schema so configs written for the shared-state feature load, but not built yet: say so.
     logger.warn({ event: 'state', backend: 'redis' }, 'state.backend redis is not implemented yet: breakers, cooldowns and limits are kept in this process');

@@ -52,6 +52,29 @@ describe('switchyard check', () => {
     expect(err).not.toHaveBeenCalled();
   });
 
+  it('warns, and still exits 0, for a hosted provider without an API key (found by the contract audit)', async () => {
+    const keyless = `
+providers:
+  - id: claude
+    type: anthropic
+  - id: proxy
+    type: anthropic
+    baseUrl: http://127.0.0.1:9000
+models:
+  - name: fast
+    deployments:
+      - provider: claude
+        model: m
+      - provider: proxy
+        model: m
+`;
+    expect(await main(['check', '--config', file('keyless.yaml', keyless)])).toBe(0);
+    // The hosted API is named; a baseUrl of one's own (a proxy) may need no key.
+    expect(lines(err)).toEqual([
+      "warning: providers[0].apiKey: none for the public anthropic API: every request to 'claude' will be refused (401) and fail over",
+    ]);
+  });
+
   it('exits 0 for a minimal valid file, JSON too', async () => {
     expect(await main(['check', '--config', file('good.yaml', GOOD)])).toBe(0);
     const json = file('good.json', JSON.stringify({ providers: [{ id: 'sim', type: 'simulated' }], models: [{ name: 'fast', deployments: [{ provider: 'sim', model: 'm' }] }] }));

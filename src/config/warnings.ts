@@ -1,0 +1,21 @@
+/**
+ * What a valid config may still get wrong, said at start-up (and by `check`)
+ * rather than refused: each is a legitimate choice in some setups.
+ */
+import { DEFAULT_BASE_URLS } from './defaults.js';
+import type { Config, ProviderType } from './types.js';
+
+/** Types whose public API (their default baseUrl) needs a key. */
+const KEYED: ReadonlySet<ProviderType> = new Set(['openai', 'anthropic', 'gemini', 'cohere']);
+
+export function configWarnings(config: Config): string[] {
+  const out: string[] = [];
+  config.providers.forEach((p, i) => {
+    // A config may list providers whose keys are set only where they are used: their
+    // requests fail over, but every one of them will be refused, so say it once here.
+    if (KEYED.has(p.type) && p.apiKey === undefined && p.baseUrl === DEFAULT_BASE_URLS[p.type]) {
+      out.push(`providers[${i}].apiKey: none for the public ${p.type} API: every request to '${p.id}' will be refused (401) and fail over`);
+    }
+  });
+  return out;
+}
