@@ -48,7 +48,10 @@ export async function startSwitchyard(config: Config, opts: StartOptions = {}): 
       return { object: 'list', data: traces.query(f) };
     },
     trace: (id) => traces.get(id),
-    metrics: async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
+    metrics: async () => {
+      gateway.health.settle(); // an idle open circuit that would let a probe through reads half-open
+      return { contentType: metrics.contentType, body: await metrics.render() };
+    },
     readiness: () => ({ ok: true, state: 'memory' }),
     onInternalError: (err, requestId) =>
       logger.error({ event: 'internal_error', requestId, err: err instanceof Error ? err.message : String(err) }, 'internal error'),

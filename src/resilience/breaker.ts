@@ -60,6 +60,11 @@ export class CircuitBreaker {
     return transition === null ? ALLOWED : { allowed: true, probe: false, transition };
   }
 
+  /** An open breaker whose recovery time has passed is half-open now, asked or not (what `tryAcquire` would find). */
+  halfOpenIfDue(now: number): Transition {
+    return this.s.state === 'open' && now >= this.s.openedAt + this.cfg.recoveryMs ? this.move('half_open') : null;
+  }
+
   /** Would tryAcquire allow a request, without taking a probe slot? */
   isAvailable(now: number): boolean {
     if (this.s.state === 'closed') return true;

@@ -76,6 +76,22 @@ describe('Health: cooldown', () => {
 });
 
 describe('Health: breaker transitions on the event bus', () => {
+  it('settle: an idle open circuit past its recovery time reads half-open, with its event; one not yet due stays open (found by a soak)', async () => {
+    for (const k of [A, A, B]) health.failure(k, false);
+    await clock.advance(500);
+    health.failure(B, false); // B opens 500 ms after A
+    health.settle();
+    expect([health.state(A), health.state(B)]).toEqual(['open', 'open']);
+    await clock.advance(600);
+    health.settle();
+    expect([health.state(A), health.state(B)]).toEqual(['half_open', 'open']);
+    expect(breakerEvents.at(-1)).toEqual({ deployment: A, from: 'open', to: 'half_open', at: t0 + 1100 });
+    health.settle(); // once
+    expect(breakerEvents.filter((e) => e.to === 'half_open')).toHaveLength(1);
+    // The probe is still there for the next request.
+    expect(health.admit(A)).toEqual({ ok: true, probe: true });
+  });
+
   it('closed → open after failureThreshold failures, at the clock time', async () => {
     health.failure(A, false);
     expect(breakerEvents).toEqual([]);

@@ -91,6 +91,15 @@ export class Health {
     this.bus.emit('cooldown', { deployment: key, untilMs: until, reason });
   }
 
+  /**
+   * Breakers move out of `open` lazily, when a request asks; an idle gateway would show
+   * a circuit open long after it lets probes through. Before metrics are read, those
+   * due are moved to half-open (and their events emitted), as the next request would.
+   */
+  settle(now = this.clock.now()): void {
+    for (const [key, e] of this.entries) this.emit(key, e.breaker.halfOpenIfDue(now), now);
+  }
+
   /** Deployments tracked (bounded by configuration, not by what clients send). */
   get size(): number {
     return this.entries.size;
