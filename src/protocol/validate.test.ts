@@ -47,6 +47,7 @@ describe('validateChatRequest: valid bodies pass unchanged', () => {
     ['nulls where OpenAI allows them', { ...base(), stream: null, stream_options: null, max_tokens: null, temperature: null, tools: null, response_format: null }],
     ['temperature 2 and top_p 0 are inside the range', { ...base(), temperature: 2, top_p: 0 }],
     ['a model name of 256 characters', { ...base(), model: 'm'.repeat(256) }],
+    ['penalties, a seed, and a custom tool beside a function', { ...base(), presence_penalty: -2, frequency_penalty: 2, seed: 42, tools: [{ type: 'custom', custom: { name: 'grammar' } }, { type: 'function', function: { name: 'f' } }] }],
     ['stop as a string or a list, tool_choice as OpenAI takes it', { ...base(), stop: ['a', 'b'], tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'f' } }] } } }],
     ['an assistant message without content', { ...base(), messages: [{ role: 'user', content: 'a' }, { role: 'assistant' }] }],
   ];
@@ -67,6 +68,10 @@ describe('validateChatRequest: each malformed body is a 400 naming its param', (
     ['model not a string', { ...base(), model: 42 }, 'model'],
     ['a model name longer than any (found by a soak: the trace store kept such strings)', { ...base(), model: 'm'.repeat(257) }, 'model'],
     ['stop as a number', { ...base(), stop: 5 }, 'stop'],
+    ['presence_penalty outside -2..2', { ...base(), presence_penalty: 5 }, 'presence_penalty'],
+    ['frequency_penalty as a string', { ...base(), frequency_penalty: '1' }, 'frequency_penalty'],
+    ['seed as a string', { ...base(), seed: 'abc' }, 'seed'],
+    ['a tool of an unknown type', { ...base(), tools: [{ type: 'code_interpreter', function: { name: 'f' } }] }, 'tools[0]'],
     ['tool_choice of no known shape', { ...base(), tool_choice: { type: 'function' } }, 'tool_choice'],
     ['no messages', { model: 'fast' }, 'messages'],
     ['empty messages', { ...base(), messages: [] }, 'messages'],
@@ -143,6 +148,7 @@ describe('validateEmbeddingsRequest', () => {
     ['token arrays with a string', { model: 'emb', input: [[1], ['a']] }, 'input'],
     ['dimensions 0', { model: 'emb', input: 'x', dimensions: 0 }, 'dimensions'],
     ['dimensions fractional', { model: 'emb', input: 'x', dimensions: 2.5 }, 'dimensions'],
+    ['an encoding OpenAI does not offer', { model: 'emb', input: 'x', encoding_format: 'int8' }, 'encoding_format'],
   ])('refuses %s → param %s', (_name, body, param) => {
     const e = refusal(() => validateEmbeddingsRequest(body));
     expect([e.status, e.code, e.param]).toEqual([400, 'invalid_request', param]);

@@ -109,12 +109,17 @@ export function validateChatRequest(body: unknown): ChatRequest {
   optNumber(body, 'temperature', 0, 2);
   optNumber(body, 'top_p', 0, 1);
   optNumber(body, 'n', 1, 128, true);
+  optNumber(body, 'presence_penalty', -2, 2);
+  optNumber(body, 'frequency_penalty', -2, 2);
+  optNumber(body, 'seed', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, true);
   if (body.tools !== undefined && body.tools !== null) {
     if (!Array.isArray(body.tools)) throw invalidRequest("'tools' must be an array", 'tools');
     for (let t = 0; t < body.tools.length; t++) {
       const tool = body.tools[t];
-      if (!isObj(tool) || !isObj(tool.function) || typeof tool.function.name !== 'string') {
-        throw invalidRequest(`tools[${t}] must be {type: 'function', function: {name, ...}}`, `tools[${t}]`);
+      // A custom tool (free-form input) is OpenAI's too: OpenAI-compatible upstreams take it, native adapters refuse it.
+      const custom = isObj(tool) && tool.type === 'custom' && isObj(tool.custom) && typeof tool.custom.name === 'string';
+      if (!custom && (!isObj(tool) || (tool.type !== undefined && tool.type !== 'function') || !isObj(tool.function) || typeof tool.function.name !== 'string')) {
+        throw invalidRequest(`tools[${t}] must be {type: 'function', function: {name, ...}} or {type: 'custom', custom: {name, ...}}`, `tools[${t}]`);
       }
     }
   }
@@ -139,5 +144,9 @@ export function validateEmbeddingsRequest(body: unknown): EmbeddingsRequest {
         input.every((x) => Array.isArray(x) && x.every((y) => typeof y === 'number' && Number.isInteger(y)))));
   if (!ok) throw invalidRequest("'input' must be a non-empty string, array of strings, or token arrays", 'input');
   optNumber(body, 'dimensions', 1, 100_000, true);
+  const encoding = body.encoding_format;
+  if (encoding !== undefined && encoding !== null && encoding !== 'float' && encoding !== 'base64') {
+    throw invalidRequest("'encoding_format' must be 'float' or 'base64'", 'encoding_format');
+  }
   return body as unknown as EmbeddingsRequest;
 }

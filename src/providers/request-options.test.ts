@@ -53,6 +53,10 @@ describe.each(Object.entries(CONVERTERS))('%s', (provider, convert) => {
     expect(refusal(convert, none).message).toMatch(/allowed_tools/);
   });
 
+  it('refuses a custom tool, which only OpenAI-compatible upstreams take', () => {
+    expect(refusal(convert, base({ tools: [weather, { type: 'custom', custom: { name: 'grammar' } }] })).message).toMatch(new RegExp(`"custom" are not supported by ${provider}`));
+  });
+
   it('refuses a tool_choice or response_format type it cannot honour, naming the provider', () => {
     expect(refusal(convert, base({ tool_choice: { type: 'custom', custom: { name: 'grammar_tool' } } })).message).toContain(provider);
     expect(refusal(convert, base({ response_format: { type: 'grammar', grammar: 'x' } })).message).toContain(provider);

@@ -28,6 +28,8 @@ export interface ToolSelection {
 export function toolSelection(req: ChatRequest, provider: string): ToolSelection | undefined {
   const tools = req.tools;
   if (!Array.isArray(tools) || tools.length === 0) return undefined;
+  const other = tools.find((t) => t.type !== undefined && t.type !== 'function');
+  if (other !== undefined) throw invalid(`tools of type "${String(other.type)}" are not supported by ${provider}`, 'tools');
   const choice = req.tool_choice as unknown;
   if (choice === undefined || choice === null) return { mode: 'auto', tools, explicit: false };
   if (choice === 'none' || choice === 'auto' || choice === 'required') return { mode: choice, tools, explicit: true };
