@@ -86,8 +86,9 @@ export function crossCheck(doc: unknown, ctx: CheckContext): string[] {
 }
 
 /**
- * A price ceiling that every deployment of the alias is priced above leaves it
- * nothing to serve with: every request would fail, so it is a config error.
+ * A price ceiling that every deployment of an alias without fallbacks is priced
+ * above leaves it nothing to serve with: every request would fail, so it is a
+ * config error.
  * (Deployments without a price are kept by a ceiling.)
  */
 function ceilingExcludesAll(m: Record<string, unknown>): string | undefined {
@@ -95,7 +96,8 @@ function ceilingExcludesAll(m: Record<string, unknown>): string | undefined {
   const maxIn = num(ceiling?.input);
   const maxOut = num(ceiling?.output);
   const deployments = list(m.deployments);
-  if (maxIn === undefined || maxOut === undefined || deployments.length === 0) return undefined;
+  // With fallbacks the alias still serves, from them (its own pool is skipped).
+  if (maxIn === undefined || maxOut === undefined || deployments.length === 0 || list(m.fallbacks).length > 0) return undefined;
   const above = (dep: unknown): boolean => {
     const price = obj(obj(dep)?.price);
     const input = num(price?.input);

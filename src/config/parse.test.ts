@@ -69,6 +69,7 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
       edit: (d) => {
         d.models[0].priceCeiling = { input: 0.01, output: 0.01 };
         for (const dep of d.models[0].deployments) dep.price = { input: 1, output: 2 };
+        d.models[0].fallbacks = [];
       },
       expected: 'models[0].priceCeiling: every deployment of this alias is priced above it: the alias could serve nothing',
     },
@@ -229,6 +230,14 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
     const doc = base();
     edit(doc);
     expect(problemsOf(doc, env)).toEqual([expected]);
+  });
+
+  it('a price ceiling above every deployment of an alias with fallbacks is no problem: the fallbacks serve (found by review)', () => {
+    const doc = base();
+    doc.models[0].priceCeiling = { input: 0.01, output: 0.01 };
+    for (const dep of doc.models[0].deployments) dep.price = { input: 1, output: 2 };
+    doc.models[0].fallbacks = ['smart'];
+    expect(problemsOf(doc)).toEqual([]);
   });
 
   it('the base document itself is valid', () => {

@@ -113,6 +113,17 @@ describe('createMetrics', () => {
     expect(v(exp, 'switchyard_state_backend_healthy', { backend: 'redis' })).toBe(1);
   });
 
+  it('shows the worst of the breakers behind one label: a pinned model that closed does not hide another still open (found by review)', async () => {
+    const { bus, scrape } = setup();
+    bus.emit('breaker', { deployment: 'openai/pin-a', from: 'closed', to: 'open', at: 0 });
+    bus.emit('breaker', { deployment: 'openai/pin-b', from: 'closed', to: 'open', at: 0 });
+    bus.emit('breaker', { deployment: 'openai/pin-b', from: 'open', to: 'half_open', at: 1 });
+    bus.emit('breaker', { deployment: 'openai/pin-b', from: 'half_open', to: 'closed', at: 2 });
+    expect(v(await scrape(), 'switchyard_circuit_state', { deployment: 'openai/other' })).toBe(2);
+    bus.emit('breaker', { deployment: 'openai/pin-a', from: 'open', to: 'half_open', at: 3 });
+    expect(v(await scrape(), 'switchyard_circuit_state', { deployment: 'openai/other' })).toBe(1);
+  });
+
   it('keeps label cardinality bounded whatever model names clients send', async () => {
     const { bus, scrape } = setup();
     for (let i = 0; i < 500; i++) {

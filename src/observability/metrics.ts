@@ -117,6 +117,9 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
     if (t.malformedEvents > 0) malformedC(labels.deployment(t.deployment)).inc(t.malformedEvents);
   };
 
+  /** Per shared label, the state of each breaker behind it (bounded: Catalog gives pins at most 33 states a provider). */
+  const shared = new Map<string, Map<string, number>>();
+
   const unsubscribe = [
     bus.on('request', onRequest),
     // Refused before routing: counted with the others, no duration (it says nothing of routing) — see RefusedEvent.
@@ -127,7 +130,19 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
       attemptsC(d, outcome).inc();
       if (!NO_CALL.has(ev.trace.errorType) && validMs(ev.trace.latencyMs)) attemptDurationC(d).observe(ev.trace.latencyMs / 1000);
     }),
-    bus.on('breaker', (ev) => circuitC(labels.deployment(ev.deployment)).set(CIRCUIT_VALUE[ev.to])),
+    bus.on('breaker', (ev) => {
+      const label = labels.deployment(ev.deployment);
+      const value = CIRCUIT_VALUE[ev.to];
+      if (label === ev.deployment) return circuitC(label).set(value);
+      // Several breakers behind one label (pinned models, `PROVIDER/other`): the series shows
+      // the worst of them, so an open one is never hidden by another that closed.
+      let states = shared.get(label);
+      if (states === undefined) shared.set(label, (states = new Map()));
+      states.set(ev.deployment, value);
+      let worst = 0;
+      for (const v of states.values()) worst = Math.max(worst, v);
+      circuitC(label).set(worst);
+    }),
     bus.on('cooldown', (ev) => cooldownsC(labels.deployment(ev.deployment), ev.reason).inc()),
     bus.on('throttle', (ev) => {
       const d = labels.deployment(ev.deployment);

@@ -39,7 +39,7 @@ export function createRequestLogger(bus: EventBus, logger: Logger): RequestLogge
       scheduled ??= setImmediate(drain);
     }),
     bus.on('refused', (r) => {
-      if (!logger.isLevelEnabled('info')) return;
+      if (!logger.isLevelEnabled(refusalLevel(r))) return;
       refusals.push(r);
       scheduled ??= setImmediate(drain);
     }),
@@ -76,8 +76,14 @@ export function createRequestLogger(bus: EventBus, logger: Logger): RequestLogge
 /** Client-chosen text: bounded so a silly request cannot make a huge line. */
 const bounded = (model: string): string => (model.length > MAX_MODEL_CHARS ? `${model.slice(0, MAX_MODEL_CHARS)}…` : model);
 
+/**
+ * A missing or wrong key is logged at debug: a client without a key must not decide how
+ * much the gateway logs (switchyard_requests_total counts them at every level).
+ */
+const refusalLevel = (r: RefusedEvent): 'debug' | 'info' => (r.status === 401 ? 'debug' : 'info');
+
 function writeRefusal(logger: Logger, r: RefusedEvent): void {
-  logger.info(
+  logger[refusalLevel(r)](
     { event: 'request', id: r.requestId, keyId: r.keyId, endpoint: r.endpoint, model: r.model === null ? null : bounded(r.model), status: r.status, errorCode: r.errorCode },
     'request refused',
   );

@@ -21,6 +21,13 @@ describe('parseDataUrl', () => {
     expect(parseDataUrl('data:text/plain,%zz é')?.base64).toBe(b64('%zz é'));
   });
 
+  it('percent-decodes a base64 body first, and refuses one that is not base64 (found by review)', () => {
+    expect(parseDataUrl('data:image/png;base64,iVBORw0KGgo%3D')?.base64).toBe('iVBORw0KGgo=');
+    expect(parseDataUrl('data:image/png;base64,aGk')?.base64).toBe('aGk'); // padding may be left out
+    expect(parseDataUrl('data:image/png;base64,not base64!')).toBeUndefined();
+    expect(parseDataUrl('data:image/png;base64,aGk-_w')).toBeUndefined(); // URL-safe base64 is not the standard's
+  });
+
   it('is undefined for what is not a data URL', () => {
     expect(parseDataUrl('https://example.com/cat.png')).toBeUndefined();
     expect(parseDataUrl('data:image/png;base64')).toBeUndefined(); // no comma

@@ -3,8 +3,8 @@
  * providers that take the bytes as base64 (Anthropic, Gemini, Ollama). Per
  * the WHATWG fetch standard the `;base64` flag is case-insensitive and a body
  * without it is percent-encoded bytes; an invalid `%` sequence stays as it is.
- * Never throws: a URL that is not a data URL gives undefined, and each adapter
- * words its own refusal.
+ * Never throws: a URL that is not a data URL, or whose base64 is not base64,
+ * gives undefined, and each adapter words its own refusal.
  */
 
 export interface DataUrl {
@@ -22,8 +22,14 @@ export function parseDataUrl(url: string): DataUrl | undefined {
   const mediaType = params[0]!.trim();
   const payload = url.slice(comma + 1);
   const isBase64 = params.length > 1 && params[params.length - 1]!.trim().toLowerCase() === 'base64';
-  return { mediaType, base64: isBase64 ? payload.replace(/\s+/g, '') : percentDecode(payload).toString('base64') };
+  if (!isBase64) return { mediaType, base64: percentDecode(payload).toString('base64') };
+  // The body is percent-decoded first (`%3D` is '='), then read as base64, whitespace ignored.
+  const base64 = (payload.includes('%') ? percentDecode(payload).toString('latin1') : payload).replace(/\s+/g, '');
+  return BASE64.test(base64) ? { mediaType, base64 } : undefined;
 }
+
+/** Standard base64, padding optional (the standard's forgiving decode takes it without). */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
 
 const hex = (c: number): number => (c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x41 && c <= 0x46 ? c - 0x37 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1);
 

@@ -149,6 +149,7 @@ describe('validateEmbeddingsRequest', () => {
     ['dimensions 0', { model: 'emb', input: 'x', dimensions: 0 }, 'dimensions'],
     ['dimensions fractional', { model: 'emb', input: 'x', dimensions: 2.5 }, 'dimensions'],
     ['an encoding OpenAI does not offer', { model: 'emb', input: 'x', encoding_format: 'int8' }, 'encoding_format'],
+    ['more items than OpenAI takes', { model: 'emb', input: Array.from({ length: 2049 }, () => 'a') }, 'input'],
   ])('refuses %s → param %s', (_name, body, param) => {
     const e = refusal(() => validateEmbeddingsRequest(body));
     expect([e.status, e.code, e.param]).toEqual([400, 'invalid_request', param]);

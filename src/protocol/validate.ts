@@ -80,6 +80,8 @@ function checkToolChoice(choice: unknown): void {
  * big strings (it is traced, logged, and interned by the trace store).
  */
 export const MAX_MODEL_CHARS = 256;
+/** OpenAI's cap on the items of one embeddings request (a token array is one item). */
+export const MAX_EMBEDDING_INPUTS = 2048;
 
 function checkModel(model: unknown): void {
   if (typeof model !== 'string' || model.length === 0) throw invalidRequest("'model' is required and must be a string", 'model');
@@ -143,6 +145,9 @@ export function validateEmbeddingsRequest(body: unknown): EmbeddingsRequest {
         input.every((x) => typeof x === 'number' && Number.isInteger(x)) ||
         input.every((x) => Array.isArray(x) && x.every((y) => typeof y === 'number' && Number.isInteger(y)))));
   if (!ok) throw invalidRequest("'input' must be a non-empty string, array of strings, or token arrays", 'input');
+  if (Array.isArray(input) && input.length > MAX_EMBEDDING_INPUTS && typeof input[0] !== 'number') {
+    throw invalidRequest(`'input' may hold at most ${MAX_EMBEDDING_INPUTS} items`, 'input');
+  }
   optNumber(body, 'dimensions', 1, 100_000, true);
   const encoding = body.encoding_format;
   if (encoding !== undefined && encoding !== null && encoding !== 'float' && encoding !== 'base64') {

@@ -1,22 +1,49 @@
 /**
  * Providers cap the texts one embeddings call may carry (Gemini's
- * batchEmbedContents 100, Cohere's embed 96) where OpenAI takes 2,048: a
- * larger request is sent as several calls, at once, and answered as one —
- * vectors in input order, usage summed. A failed call fails the attempt
- * (the executor retries or fails over the whole request).
+ * batchEmbedContents 100, Cohere's embed 96) where OpenAI takes 2,048 (the
+ * most validate.ts lets through): a larger request is sent as several calls,
+ * a few at a time, and answered as one — vectors in input order, usage
+ * summed. The first call to fail stops the rest (those out are aborted, none
+ * more is sent) and fails the attempt; the executor then retries or fails
+ * over the whole request. The pacer counts such a request once: at most 21
+ * calls for the largest request OpenAI allows (docs/rate-limits.md).
  */
+import { Cancellation, type Signal } from '../core/signal.js';
 import type { EmbeddingsResponse } from '../protocol/openai.js';
 import type { EmbeddingsResult } from './types.js';
+
+/** Calls out at once for one request: enough for speed, few enough to be polite to the provider. */
+const CONCURRENCY = 4;
 
 export async function embedInBatches(
   texts: string[],
   limit: number,
-  call: (batch: string[]) => Promise<EmbeddingsResult>,
+  signal: Signal,
+  call: (batch: string[], signal: Signal) => Promise<EmbeddingsResult>,
 ): Promise<EmbeddingsResult> {
-  if (texts.length <= limit) return call(texts);
+  if (texts.length <= limit) return call(texts, signal);
   const batches: string[][] = [];
   for (let i = 0; i < texts.length; i += limit) batches.push(texts.slice(i, i + limit));
-  const answers = await Promise.all(batches.map(call));
+  const answers: EmbeddingsResult[] = new Array(batches.length);
+  const stop = new Cancellation();
+  const unlink = stop.follow(signal);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < batches.length && !stop.aborted) {
+      const i = next++;
+      try {
+        answers[i] = await call(batches[i]!, stop);
+      } catch (err) {
+        stop.abort(err); // the calls still out are aborted; no more start
+        throw err;
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, batches.length) }, worker));
+  } finally {
+    unlink();
+  }
   const first = answers[0]!.response;
   let tokens = 0;
   const data: EmbeddingsResponse['data'] = [];

@@ -63,9 +63,13 @@ describe.each(Object.entries(CONVERTERS))('%s', (provider, convert) => {
     expect(refusal(convert, base({ response_format: { type: 'json_schema', json_schema: 'x' } })).param).toBe('response_format.json_schema');
   });
 
-  it('gives every tool an object schema, whatever OpenAI accepted for its parameters', () => {
+  it('gives a tool whose parameters name no type an object schema', () => {
     const req = base({ tools: [{ type: 'function', function: { name: 'f', parameters: { properties: { a: { type: 'string' } } } } }] });
-    expect(JSON.stringify(convert(req))).toMatch(/"type":"(object|OBJECT)"/);
+    const out = convert(req) as { tools: Record<string, unknown>[] };
+    const tool = out.tools[0]!;
+    // Each format's own place for the schema: Anthropic input_schema, Gemini's declarations, Cohere's and Ollama's function.parameters.
+    const schema = (tool.input_schema ?? (tool.functionDeclarations as { parameters: unknown }[] | undefined)?.[0]?.parameters ?? (tool.function as { parameters: unknown }).parameters) as { type: string };
+    expect(schema.type.toLowerCase()).toBe('object');
   });
 });
 
@@ -146,6 +150,24 @@ describe('Anthropic tool history', () => {
     expect(JSON.stringify(messages)).toContain('"tool_use_id":"functions_get_time_0"');
   });
 
+  it('keeps ids apart that map to the same characters (found by review)', () => {
+    const req = validateChatRequest({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'time?' },
+        { role: 'assistant', content: null, tool_calls: ['a.b', 'a:b', 'a_b'].map((id) => ({ id, type: 'function', function: { name: 'get_time', arguments: '{}' } })) },
+        ...['a:b', 'a_b', 'a.b'].map((id) => ({ role: 'tool', tool_call_id: id, content: id })),
+      ],
+      tools: [time],
+    });
+    const { messages } = toAnthropicRequest(req, 'claude', false).body;
+    const uses = (messages[1]!.content as { id: string }[]).map((b) => b.id);
+    expect(new Set(uses).size).toBe(3);
+    // Each result answers its own call: the call whose original id is its content.
+    const results = messages[2]!.content as { tool_use_id: string; content: string }[];
+    for (const r of results) expect(uses[['a.b', 'a:b', 'a_b'].indexOf(r.content)]).toBe(r.tool_use_id);
+  });
+
   it('declares the tools a history used when the request offers none, and forbids new calls', () => {
     const { body } = toAnthropicRequest(withCall('toolu_1'), 'claude', false);
     expect(body.tools).toEqual([{ name: 'get_time', input_schema: { type: 'object', properties: {} } }]);
@@ -159,6 +181,12 @@ describe('what a provider refuses in other words, refused here (request-directio
     expect(refusal(CONVERTERS.gemini, req).message).toMatch(/gemini cannot combine tools/);
     expect(refusal(CONVERTERS.cohere, req).message).toMatch(/cohere cannot combine tools/);
     expect(() => CONVERTERS.anthropic(req)).not.toThrow(); // JSON mode is an instruction there
+    // With tool_choice none the tools are left out, and the format honoured (found by review).
+    const noCalls = base({ response_format: { type: 'json_object' }, tool_choice: 'none' });
+    expect(CONVERTERS.gemini(noCalls)).toMatchObject({ generationConfig: { responseMimeType: 'application/json' } });
+    expect(CONVERTERS.gemini(noCalls).tools).toBeUndefined();
+    expect(CONVERTERS.cohere(noCalls)).toMatchObject({ response_format: { type: 'json_object' } });
+    expect(CONVERTERS.cohere(noCalls).tools).toBeUndefined();
   });
 
   it('Anthropic and Gemini: a system-only request becomes the user turn; one with no text at all is refused', () => {

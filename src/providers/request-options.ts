@@ -11,7 +11,7 @@
 import type { ChatMessage, ChatRequest, FunctionTool, ResponseFormat } from '../protocol/openai.js';
 import { UpstreamError } from '../resilience/upstream-error.js';
 
-const invalid = (message: string, param: string): UpstreamError => new UpstreamError({ category: 'invalid_request', message, param });
+const invalid = (message: string, param: string): UpstreamError => new UpstreamError({ category: 'invalid_request', message, param, unsent: true });
 
 export interface ToolSelection {
   /** none: no call; auto: the model decides; required: it must call one of `tools`. */

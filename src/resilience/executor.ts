@@ -188,7 +188,7 @@ export class Executor {
             if (err.kind === 'deadline') throw deadlineError();
             throw err;
           }
-          if (err.category === 'invalid_request' && err.status === undefined) {
+          if (err.unsent) {
             // The adapter cannot express this request for its provider (n > 1, an image URL
             // Ollama cannot take…): nothing was sent, and the next candidate may well serve it.
             // If none can, this refusal is the answer (below).

@@ -330,7 +330,9 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
   /** End the stream with `err`, thrown by the next `read`. */
   private failLater(err: unknown): void {
     const run = this.o.run;
-    run.streamOutcome = err instanceof AttemptAborted && err.kind === 'client' ? 'client_aborted' : 'broken';
+    const clientLeft = err instanceof AttemptAborted && err.kind === 'client';
+    run.streamOutcome = clientLeft ? 'client_aborted' : 'broken';
+    if (clientLeft) this.markAborted();
     if (err instanceof GatewayError) run.errorCode = err.code;
     // The attempt's usage first, so the request's usage includes it.
     if (!this.attemptClosed) this.closeAttempt();
@@ -368,7 +370,10 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     if (!ok) {
       // Ended mid-attempt (the client left, the deadline, a failure): the attempt still
       // used its upstream, so its usage counts and its capacity is settled, not left in flight.
-      if (!this.attemptClosed) this.closeAttempt();
+      if (!this.attemptClosed) {
+        if (this.closed) this.markAborted(); // the consumer let go: the client left
+        this.closeAttempt();
+      }
       run.streamOutcome ??= 'client_aborted';
       run.usage ??= this.tally.usage();
     }
@@ -383,6 +388,15 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     if (this.tally.deliveredChars === 0) return 'nothing to resume from';
     if (resumes >= MAX_RESUMES) return `gave up after ${MAX_RESUMES} resumes`;
     return null;
+  }
+
+  /** The client left while this attempt was streaming: its trace (and metric) says so, not success. */
+  private markAborted(): void {
+    const trace = this.cur.trace;
+    if (trace.errorType === null) {
+      trace.errorType = 'aborted';
+      trace.message = 'the client left mid-stream';
+    }
   }
 
   /** The attempt is over: count its usage and malformed events, settle its capacity lease. */

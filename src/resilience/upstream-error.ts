@@ -28,6 +28,11 @@ export interface UpstreamErrorInit {
   headers?: Record<string, string | string[] | undefined>;
   /** The upstream's `param` for invalid requests, passed through to the client. */
   param?: string | null;
+  /**
+   * Raised by an adapter before anything was sent: it cannot express the request for
+   * its provider. The executor passes such a candidate over (see executor.ts).
+   */
+  unsent?: boolean;
   cause?: unknown;
 }
 
@@ -38,6 +43,7 @@ export class UpstreamError extends Error {
   readonly retryAfterMs: number | undefined;
   readonly headers: Record<string, string | string[] | undefined> | undefined;
   readonly param: string | null | undefined;
+  readonly unsent: boolean;
 
   constructor(init: UpstreamErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -48,6 +54,7 @@ export class UpstreamError extends Error {
     this.retryAfterMs = init.retryAfterMs;
     this.headers = init.headers;
     this.param = init.param;
+    this.unsent = init.unsent === true;
   }
 
   /** Short label for traces and error messages: `429 rate_limited`, `network`. */

@@ -63,6 +63,37 @@ describe('switchyard_upstream_attempts_total for streams', () => {
     expect(await attempts(gw, 'success') ?? 0).toBe(0);
   });
 
+  it('counts a stream the client left mid-answer as aborted, not success (found by review)', async () => {
+    const upstream = await startRawUpstream(async (res) => {
+      sseHead(res);
+      res.write(chunk('m', { role: 'assistant', content: '' }));
+      for (let i = 0; i < 50 && !res.destroyed; i++) {
+        res.write(chunk('m', { content: `w${i} ` }));
+        await sleep(20);
+      }
+      res.end('data: [DONE]\n\n');
+    });
+    closers.push(() => upstream.close());
+    const gw = await startGateway({
+      providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
+      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
+    });
+    closers.push(() => gw.close(0));
+    const ac = new AbortController();
+    const r = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: 'POST',
+      signal: ac.signal,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'go' }] }),
+    });
+    const reader = r.body!.getReader();
+    await reader.read(); // the first chunk is here: the attempt committed
+    ac.abort();
+    await sleep(100);
+    expect(await attempts(gw, 'aborted')).toBe(1);
+    expect((await attempts(gw, 'success')) ?? 0).toBe(0);
+  });
+
   it('counts a resumed stream as one failure and one success', async () => {
     const gw = await setup(true);
     const body = await streamOnce(gw);

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { sseHead, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -73,5 +73,38 @@ describe('a candidate that cannot express the request', () => {
     expect(body.error).toMatchObject({ code: 'invalid_request', param: 'n' });
     expect(body.error.message).toContain('ollama');
     expect(local.hits).toHaveLength(0);
+  });
+});
+
+describe('an upstream refusing the request inside its stream', () => {
+  it('is a refusal that reached the upstream, not a pass-over: the client gets it, the fallback is not asked (found by review)', async () => {
+    const refusing = await startRawUpstream((res) => {
+      sseHead(res);
+      res.end('data: {"error":{"message":"Invalid value for temperature","code":400}}\n\n');
+    });
+    const spare = await startRawUpstream((res) => {
+      res.writeHead(500).end();
+    });
+    closers.push(() => refusing.close(), () => spare.close());
+    const gw = await startGateway({
+      resilience: { maxRetries: 0 },
+      providers: [
+        { id: 'a', type: 'openai', baseUrl: refusing.url },
+        { id: 'b', type: 'openai', baseUrl: spare.url },
+      ],
+      models: [
+        { name: 'chat', deployments: [{ provider: 'a', model: 'm' }], fallbacks: ['spare'] },
+        { name: 'spare', deployments: [{ provider: 'b', model: 'm' }] },
+      ],
+    });
+    closers.push(() => gw.close(0));
+    const r = await post(gw, { model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    expect(r.status).toBe(400);
+    expect(r.headers.get('x-switchyard-attempts')).toBe('1');
+    await r.arrayBuffer();
+    expect(refusing.hits).toHaveLength(1);
+    expect(spare.hits).toHaveLength(0);
+    const traces = (await (await fetch(`${gw.url}/traces?limit=1`)).json()) as { data: { attempts: { errorType: string | null }[] }[] };
+    expect(traces.data[0]!.attempts.map((a) => a.errorType)).toEqual(['invalid_request']);
   });
 });

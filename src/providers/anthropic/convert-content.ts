@@ -40,6 +40,7 @@ function imageBlock(part: ImagePart): AnthropicImageBlock {
   if (/^data:/i.test(url)) {
     const d = parseDataUrl(url);
     if (d === undefined) throw unsupported('malformed image data URL');
+    if (d.mediaType === '') throw unsupported('an image data URL without a media type (data:image/png;base64,…)');
     return { type: 'image', source: { type: 'base64', media_type: d.mediaType, data: d.base64 } };
   }
   if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } };
@@ -71,5 +72,6 @@ export function unsupported(what: string): UpstreamError {
   return new UpstreamError({
     category: 'invalid_request',
     message: `the anthropic provider cannot accept ${what}`,
+    unsent: true,
   });
 }

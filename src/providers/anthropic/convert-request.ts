@@ -69,6 +69,7 @@ export function toAnthropicRequest(
     else turns.push({ role, blocks });
   };
 
+  const toolIds = new ToolIds();
   for (const m of withToolCallIds(req.messages)) {
     switch (m.role) {
       case 'system':
@@ -82,10 +83,10 @@ export function toAnthropicRequest(
         push('user', contentBlocks(m.content));
         break;
       case 'assistant':
-        push('assistant', assistantBlocks(m));
+        push('assistant', assistantBlocks(m, toolIds));
         break;
       case 'tool':
-        push('user', [toolResult(m)]);
+        push('user', [toolResult(m, toolIds)]);
         break;
       default:
         throw unsupported(`message role "${String(m.role)}"`);
@@ -167,7 +168,7 @@ function trimFinalAssistant(turns: Turn[]): string {
   return dropped;
 }
 
-function assistantBlocks(m: ChatMessage): AnthropicContentBlock[] {
+function assistantBlocks(m: ChatMessage, toolIds: ToolIds): AnthropicContentBlock[] {
   const blocks: AnthropicContentBlock[] = [];
   if (typeof m.content === 'string') pushText(blocks, m.content);
   else if (Array.isArray(m.content)) {
@@ -177,7 +178,7 @@ function assistantBlocks(m: ChatMessage): AnthropicContentBlock[] {
   for (const call of m.tool_calls ?? []) {
     const block: AnthropicToolUseBlock = {
       type: 'tool_use',
-      id: anthropicToolId(call.id),
+      id: toolIds.of(call.id),
       name: call.function.name,
       input: parseArguments(call.function.arguments),
     };
@@ -196,10 +197,26 @@ function parseArguments(args: string): Record<string, unknown> {
   }
 }
 
-/** Anthropic takes tool ids of `[a-zA-Z0-9_-]` only; other servers' ids (`functions.get_weather:0`) are mapped alike in a call and its result. */
-function anthropicToolId(id: string | undefined): string {
-  const safe = (id ?? '').replace(/[^a-zA-Z0-9_-]/g, '_');
-  return safe === '' ? '_' : safe;
+/**
+ * Anthropic takes tool ids of `[a-zA-Z0-9_-]` only: other servers' ids
+ * (`functions.get_weather:0`) are mapped alike in a call and its result, one
+ * request's ids kept apart (`a.b` and `a:b` must not both become `a_b`).
+ */
+class ToolIds {
+  private readonly given = new Map<string, string>();
+  private readonly taken = new Set<string>();
+
+  of(id: string | undefined): string {
+    const key = id ?? '';
+    let safe = this.given.get(key);
+    if (safe !== undefined) return safe;
+    const base = key.replace(/[^a-zA-Z0-9_-]/g, '_') || '_';
+    safe = base;
+    for (let n = 2; this.taken.has(safe); n++) safe = `${base}_${n}`;
+    this.given.set(key, safe);
+    this.taken.add(safe);
+    return safe;
+  }
 }
 
 /** Names of the tools the conversation's history called. */
@@ -209,8 +226,8 @@ function toolsUsed(turns: Turn[]): string[] {
   return [...names];
 }
 
-function toolResult(m: ChatMessage): AnthropicToolResultBlock {
-  const block: AnthropicToolResultBlock = { type: 'tool_result', tool_use_id: anthropicToolId(m.tool_call_id) };
+function toolResult(m: ChatMessage, toolIds: ToolIds): AnthropicToolResultBlock {
+  const block: AnthropicToolResultBlock = { type: 'tool_result', tool_use_id: toolIds.of(m.tool_call_id) };
   if (typeof m.content === 'string') {
     if (m.content) block.content = m.content;
   } else if (Array.isArray(m.content)) {

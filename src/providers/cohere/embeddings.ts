@@ -16,7 +16,7 @@ export function toCohereEmbed(req: EmbeddingsRequest, model: string): CohereEmbe
   let texts: string[];
   if (typeof input === 'string') texts = [input];
   else if (Array.isArray(input) && input.every((x) => typeof x === 'string')) texts = input as string[];
-  else throw new UpstreamError({ category: 'invalid_request', message: 'cohere embeddings take text input only, not token ids' });
+  else throw new UpstreamError({ category: 'invalid_request', message: 'cohere embeddings take text input only, not token ids', unsent: true });
   const out: CohereEmbedRequest = { model, texts, input_type: 'search_document', embedding_types: FLOAT };
   if (req.dimensions != null) out.output_dimension = req.dimensions;
   return out;

@@ -58,8 +58,8 @@ export class CohereAdapter implements ProviderAdapter {
 
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
     const embed = toCohereEmbed(req, ctx.model);
-    return embedInBatches(embed.texts, COHERE_EMBED_BATCH, async (texts) => {
-      const res = await this.http.postWhole('/v2/embed', JSON.stringify({ ...embed, texts }), ctx.signal);
+    return embedInBatches(embed.texts, COHERE_EMBED_BATCH, ctx.signal, async (texts, signal) => {
+      const res = await this.http.postWhole('/v2/embed', JSON.stringify({ ...embed, texts }), signal);
       return { response: fromCohereEmbed(parseJsonBody(res.raw), ctx.model, req.encoding_format, texts.length), headers: res.headers };
     });
   }

@@ -20,7 +20,8 @@ export function toCohereRequest(req: ChatRequest, model: string, stream: boolean
 
   oneChoice(req, 'cohere');
   const selection = toolSelection(req, 'cohere');
-  if (selection) {
+  // Tools the client said not to use are left out when a JSON format is asked for: Cohere cannot take both.
+  if (selection && !(selection.mode === 'none' && responseFormat(req, 'cohere') !== undefined)) {
     // Cohere cannot force one named tool: offer only that tool, and require a call.
     const tools = selection.named !== undefined ? selection.tools.filter((t) => t.function.name === selection.named) : selection.tools;
     if (selection.mode === 'required') out.tool_choice = 'REQUIRED';
@@ -115,5 +116,5 @@ function toCohereResponseFormat(f: ResponseFormat | undefined): CohereResponseFo
 const clamp = (v: number, min: number, max: number): number => Math.min(max, Math.max(min, v));
 
 function invalid(message: string): UpstreamError {
-  return new UpstreamError({ category: 'invalid_request', message });
+  return new UpstreamError({ category: 'invalid_request', message, unsent: true });
 }

@@ -114,7 +114,8 @@ export function toGenerateContentRequest(req: ChatRequest): GenerateContentReque
   if (system.length > 0) out.systemInstruction = { parts: system };
 
   const selection = toolSelection(req, 'gemini');
-  if (selection) {
+  // Tools the client said not to use are left out when a JSON format is asked for: Gemini cannot take both.
+  if (selection && !(selection.mode === 'none' && responseFormat(req, 'gemini') !== undefined)) {
     out.tools = [{ functionDeclarations: functionDeclarations(selection.tools) }];
     const toolConfig = functionCallingConfig(selection);
     if (toolConfig) out.toolConfig = { functionCallingConfig: toolConfig };

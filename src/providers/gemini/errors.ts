@@ -127,5 +127,5 @@ export function geminiStreamError(data: string, now: number): UpstreamError | un
 
 /** A request this adapter cannot express in Gemini's format: the client's fault, not the deployment's. */
 export function invalidRequest(message: string, param: string | null = null): UpstreamError {
-  return new UpstreamError({ category: 'invalid_request', message, param });
+  return new UpstreamError({ category: 'invalid_request', message, param, unsent: true });
 }

@@ -301,4 +301,13 @@ describe('gemini adapter over loopback', () => {
     }
     expect(res.response.usage.prompt_tokens).toBeGreaterThan(0);
   });
+
+  it('embeddings in batches: the first failure stops the rest, none sent after it (found by review)', async () => {
+    server.enqueue({ kind: 'error', status: 429, body: { error: { code: 429, message: 'quota', status: 'RESOURCE_EXHAUSTED' } } });
+    const texts = Array.from({ length: 2000 }, (_, i) => `t${i}`);
+    await expect(adapter.embeddings!({ model: 'alias', input: texts }, ctx('text-embedding-004'))).rejects.toMatchObject({ category: 'rate_limited' });
+    await new Promise((r) => setTimeout(r, 50));
+    // Four calls at a time, at most: the failed one and those already out; never the 20 a fan-out sends.
+    expect(server.requests.length).toBeLessThanOrEqual(4);
+  });
 });

@@ -88,8 +88,8 @@ export class GeminiAdapter implements ProviderAdapter {
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
     const dimensions = typeof req.dimensions === 'number' ? req.dimensions : undefined;
     const path = `${this.prefix}${modelPath(ctx.model)}:batchEmbedContents`;
-    return embedInBatches(embeddingTexts(req), GEMINI_EMBED_BATCH, async (texts) => {
-      const res = await this.http.postWhole(path, JSON.stringify(toBatchEmbedRequest(texts, ctx.model, dimensions)), ctx.signal);
+    return embedInBatches(embeddingTexts(req), GEMINI_EMBED_BATCH, ctx.signal, async (texts, signal) => {
+      const res = await this.http.postWhole(path, JSON.stringify(toBatchEmbedRequest(texts, ctx.model, dimensions)), signal);
       const parsed = parseObject<BatchEmbedContentsResponse>(res.raw);
       return { response: fromBatchEmbedResponse(parsed, texts, ctx.model, req.encoding_format), headers: res.headers };
     });

@@ -131,5 +131,5 @@ function toOllamaFormat(f: ResponseFormat | undefined): OllamaChatRequest['forma
 }
 
 function invalid(message: string): UpstreamError {
-  return new UpstreamError({ category: 'invalid_request', message });
+  return new UpstreamError({ category: 'invalid_request', message, unsent: true });
 }
