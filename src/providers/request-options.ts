@@ -82,7 +82,7 @@ export function objectSchema(parameters: Record<string, unknown> | undefined): R
  * OpenAI's legacy function calling in a conversation's history — an assistant
  * `function_call`, answered by a `function` message naming it — as the tool calls
  * and tool results every native format has: each call gets an id, and each result
- * the id of the latest unanswered call of its name. (Gemini reads the legacy form
+ * the id of the earliest unanswered call of its name. (Gemini reads the legacy form
  * itself.) The messages come back as they were when there is none.
  */
 export function withToolCallIds(messages: ChatMessage[]): ChatMessage[] {
