@@ -171,6 +171,8 @@ export class RequestLifecycle {
     else this.keyLease?.reconcile(run.usage?.total_tokens);
     const u = run.usage;
     if (u) run.costUsd = costUsd(run.served?.deployment.price, { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens });
+    // A pinned model that answered gets a breaker and pacing of its own from now on (Catalog.servedPinned).
+    if (run.served?.deployment.pinned) this.deps.catalog.servedPinned(run.served.deployment);
     this.emit(err, endedAt);
   }
 

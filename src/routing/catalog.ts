@@ -97,18 +97,22 @@ export class Catalog {
   }
 
   /**
-   * Each of the first MAX_OWN_PINNED models pinned on a provider keeps its own
-   * breaker, cooldown and pacing: a 429 on `openai/gpt-4o` must not cool
-   * `openai/o3-mini` down. Clients choose these strings, so past that bound
-   * the rest share one state per provider.
+   * A pinned model keeps its own breaker, cooldown and pacing once it has
+   * answered (see servedPinned): a 429 on `openai/gpt-4o` must not cool
+   * `openai/o3-mini` down. Before that, and past MAX_OWN_PINNED models a
+   * provider, pins share one state per provider: clients choose these strings,
+   * and names that never answer (typos, junk) must not take the places.
    */
   private pinnedState(providerId: string, model: string): 'own-state' | 'shared-state' {
-    let own = this.ownPinned.get(providerId);
-    if (own === undefined) this.ownPinned.set(providerId, (own = new Set()));
-    if (own.has(model)) return 'own-state';
-    if (own.size >= MAX_OWN_PINNED) return 'shared-state';
-    own.add(model);
-    return 'own-state';
+    return this.ownPinned.get(providerId)?.has(model) ? 'own-state' : 'shared-state';
+  }
+
+  /** A pinned model answered: it is real, and gets a state of its own while places last. */
+  servedPinned(d: Deployment): void {
+    if (!d.pinned || d.stateKey === d.key) return;
+    let own = this.ownPinned.get(d.provider.id);
+    if (own === undefined) this.ownPinned.set(d.provider.id, (own = new Set()));
+    if (own.size < MAX_OWN_PINNED) own.add(d.model);
   }
 
   /** Names for `GET /v1/models`. */

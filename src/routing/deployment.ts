@@ -16,8 +16,8 @@ export interface Deployment {
   readonly key: string;
   /**
    * Key of its shared state (breaker, cooldown, pacing): `key` for configured
-   * deployments and for the first ad-hoc pins of each provider (see
-   * Catalog.pinned); one `PROVIDER_ID/~pinned` for the pins beyond those, so
+   * deployments and for the first ad-hoc pins of each provider that answered
+   * (see Catalog.servedPinned); one `PROVIDER_ID/~pinned` for the others, so
    * clients inventing model names cannot grow the gateway's state.
    */
   readonly stateKey: string;
