@@ -189,6 +189,12 @@ describe('what a provider refuses in other words, refused here (request-directio
     expect(CONVERTERS.cohere(noCalls).tools).toBeUndefined();
   });
 
+  it('Anthropic: an image data URL without a media type, which it would refuse (found by review)', () => {
+    const image = (url: string) => validateChatRequest({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }] });
+    expect(refusal(CONVERTERS.anthropic, image('data:;base64,iVBORw0KGgo=')).message).toMatch(/without a media type/);
+    expect(JSON.stringify(CONVERTERS.anthropic(image('data:image/png;base64,iVBORw0KGgo%3D')))).toContain('"media_type":"image/png","data":"iVBORw0KGgo="');
+  });
+
   it('Anthropic and Gemini: a system-only request becomes the user turn; one with no text at all is refused', () => {
     const systemOnly = validateChatRequest({ model: 'm', messages: [{ role: 'system', content: 'Say hi.' }] });
     expect(toAnthropicRequest(systemOnly, 'claude', false).body.messages).toEqual([{ role: 'user', content: 'Say hi.' }]);

@@ -48,6 +48,18 @@ export function toolSelection(req: ChatRequest, provider: string): ToolSelection
   throw invalid(`tool_choice of type "${String(c.type)}" is not supported by ${provider}`, 'tool_choice');
 }
 
+/**
+ * toolSelection, for providers that cannot combine tools with a JSON response
+ * format (Gemini, Cohere): tools the client said not to use are left out when a
+ * format is asked for, and tools it may use beside one are refused.
+ */
+export function toolsBesideJson(req: ChatRequest, provider: string): ToolSelection | undefined {
+  const selection = toolSelection(req, provider);
+  if (selection === undefined || responseFormat(req, provider) === undefined) return selection;
+  if (selection.mode === 'none') return undefined;
+  throw invalid(`${provider} cannot combine tools with a JSON response_format`, 'response_format');
+}
+
 /** The response format the provider can honour: text, JSON mode or a JSON schema; null is none. */
 export function responseFormat(req: ChatRequest, provider: string): ResponseFormat | undefined {
   const f = req.response_format as ResponseFormat | null | undefined;

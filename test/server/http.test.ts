@@ -321,6 +321,15 @@ describe('routing headers and request ids', () => {
     expect(Number(r.headers.get('x-switchyard-overhead-ms'))).toBeGreaterThanOrEqual(0);
   });
 
+  it('name a pinned model a header cannot carry percent-encoded, its / kept; a lone surrogate no 500', async () => {
+    const r = await post('/v1/chat/completions', JSON.stringify({ model: 'sim/mödel', messages: [{ role: 'user', content: 'hi' }] }));
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-switchyard-deployment')).toBe('sim/m%C3%B6del');
+    const lone = await post('/v1/chat/completions', '{"model":"sim/x\\ud800","messages":[{"role":"user","content":"hi"}]}');
+    expect(lone.status).toBe(200);
+    expect(lone.headers.get('x-switchyard-deployment')).toBe('sim/x%EF%BF%BD');
+  });
+
   it('are on a streamed response, which ends with [DONE]', async () => {
     const r = await fetch(url + '/v1/chat/completions', { method: 'POST', headers: B, body: chatBody('fast', { stream: true }) });
     expect(r.status).toBe(200);

@@ -4,7 +4,7 @@
  */
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import { objectSchema, oneChoice, responseFormat, toolSelection, withToolCallIds } from '../request-options.js';
+import { objectSchema, oneChoice, responseFormat, toolsBesideJson, withToolCallIds } from '../request-options.js';
 import type {
   CohereChatRequest,
   CohereImageContent,
@@ -19,9 +19,8 @@ export function toCohereRequest(req: ChatRequest, model: string, stream: boolean
   const out: CohereChatRequest = { model, messages: withToolCallIds(req.messages).map(toCohereMessage), stream };
 
   oneChoice(req, 'cohere');
-  const selection = toolSelection(req, 'cohere');
-  // Tools the client said not to use are left out when a JSON format is asked for: Cohere cannot take both.
-  if (selection && !(selection.mode === 'none' && responseFormat(req, 'cohere') !== undefined)) {
+  const selection = toolsBesideJson(req, 'cohere');
+  if (selection) {
     // Cohere cannot force one named tool: offer only that tool, and require a call.
     const tools = selection.named !== undefined ? selection.tools.filter((t) => t.function.name === selection.named) : selection.tools;
     if (selection.mode === 'required') out.tool_choice = 'REQUIRED';
@@ -41,8 +40,6 @@ export function toCohereRequest(req: ChatRequest, model: string, stream: boolean
   if (typeof req.frequency_penalty === 'number') out.frequency_penalty = clamp(req.frequency_penalty, 0, 1);
   if (typeof req.presence_penalty === 'number') out.presence_penalty = clamp(req.presence_penalty, 0, 1);
   const format = toCohereResponseFormat(responseFormat(req, 'cohere'));
-  // Cohere's response_format is not supported together with tools.
-  if (format && out.tools) throw invalid('cohere cannot combine tools with a JSON response_format');
   if (format) out.response_format = format;
   return out;
 }

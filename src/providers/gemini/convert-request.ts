@@ -7,7 +7,7 @@
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall } from '../../protocol/openai.js';
 import { parseDataUrl } from '../../protocol/data-url.js';
 import { invalidRequest } from './errors.js';
-import { responseFormat, toolSelection, type ToolSelection } from '../request-options.js';
+import { responseFormat, toolsBesideJson, type ToolSelection } from '../request-options.js';
 import { toGeminiParameters, toGeminiSchema } from './to-gemini-schema.js';
 import type {
   GeminiContent,
@@ -113,15 +113,14 @@ export function toGenerateContentRequest(req: ChatRequest): GenerateContentReque
   const out: GenerateContentRequest = { contents };
   if (system.length > 0) out.systemInstruction = { parts: system };
 
-  const selection = toolSelection(req, 'gemini');
-  // Tools the client said not to use are left out when a JSON format is asked for: Gemini cannot take both.
-  if (selection && !(selection.mode === 'none' && responseFormat(req, 'gemini') !== undefined)) {
+  const selection = toolsBesideJson(req, 'gemini');
+  if (selection) {
     out.tools = [{ functionDeclarations: functionDeclarations(selection.tools) }];
     const toolConfig = functionCallingConfig(selection);
     if (toolConfig) out.toolConfig = { functionCallingConfig: toolConfig };
   }
 
-  const generationConfig = toGenerationConfig(req, out);
+  const generationConfig = toGenerationConfig(req);
   if (generationConfig) out.generationConfig = generationConfig;
   return out;
 }
@@ -263,7 +262,7 @@ function num(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
-function toGenerationConfig(req: ChatRequest, out: GenerateContentRequest): GeminiGenerationConfig | undefined {
+function toGenerationConfig(req: ChatRequest): GeminiGenerationConfig | undefined {
   const g: GeminiGenerationConfig = {};
   const temperature = num(req.temperature);
   if (temperature !== undefined) g.temperature = temperature;
@@ -283,10 +282,6 @@ function toGenerationConfig(req: ChatRequest, out: GenerateContentRequest): Gemi
   if (frequency !== undefined) g.frequencyPenalty = frequency;
 
   const format = responseFormat(req, 'gemini');
-  if (format !== undefined && out.tools !== undefined) {
-    // Gemini refuses function calling with a JSON response type.
-    throw invalidRequest('gemini cannot combine tools with a JSON response_format', 'response_format');
-  }
   if (format !== undefined) {
     g.responseMimeType = 'application/json';
     const schema = format.type === 'json_schema' ? toGeminiSchema(format.json_schema?.schema) : undefined;
