@@ -1,6 +1,8 @@
 /**
- * `state.backend: redis` is accepted (so configs written for shared state load),
- * but shared state is not built yet: start-up must say so, not pretend.
+ * What start-up says about a config it runs. `state.backend: redis` is accepted
+ * (so configs written for shared state load), but shared state is not built
+ * yet: start-up must say so, not pretend. A hosted provider without a key is
+ * warned about once, as `check` does, not discovered as 401s.
  */
 import { Writable } from 'node:stream';
 import { expect, it } from 'vitest';
@@ -25,6 +27,37 @@ it('warns that the redis state backend is not implemented, and readiness names t
     expect(lines.some((l) => l.includes('"backend":"redis"') && l.includes('not implemented'))).toBe(true);
     const ready = (await (await fetch(`${running.url}/readyz`)).json()) as { state: string };
     expect(ready.state).toBe('memory');
+  } finally {
+    await running.close(0);
+  }
+});
+
+it('warns at start-up about a hosted provider without a key, naming the field, and not about one with a key', async () => {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  const config = parseConfig(
+    {
+      providers: [
+        { id: 'keyless', type: 'anthropic' },
+        { id: 'keyed', type: 'openai', apiKey: '${TEST_OPENAI_KEY}' },
+      ],
+      models: [{ name: 'chat', deployments: [{ provider: 'keyed', model: 'gpt-4o-mini' }, { provider: 'keyless', model: 'claude-3-5-haiku-latest' }] }],
+    },
+    { TEST_OPENAI_KEY: 'sk-test-not-logged' },
+  );
+  // Nothing is sent upstream: the warning is the config's alone.
+  const running = await startSwitchyard(config, { port: 0, host: '127.0.0.1', observability: { logger: createLogger({ destination: sink }) } });
+  try {
+    const warnings = lines.map((l) => JSON.parse(l) as { level: number; event?: string; msg: string }).filter((l) => l.event === 'config');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.level).toBe(40); // pino's warn
+    expect(warnings[0]!.msg).toMatch(/^providers\[0\]\.apiKey: .*'keyless'/);
+    expect(lines.join('')).not.toContain('sk-test-not-logged');
   } finally {
     await running.close(0);
   }
