@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chatBody, type CaseName } from './bodies.js';
 import { functionTable, type ByFunction } from './count-functions.js';
+import { bytesByFunction, type ProfileNode } from './heap-profile.js';
 import { runLoad } from './loadgen.js';
 import { startMock } from './mock-upstream.js';
 import { freePort, httpRequest, LABEL, startGateway, type PathName } from './paths.js';
@@ -57,33 +58,6 @@ if (CASE !== 'buffered' && CASE !== 'stream20') throw new Error(`--case: '${args
 const paths = args.paths!.split(',') as PathName[];
 for (const p of paths) if (!(p in LABEL)) throw new Error(`--paths: no path '${p}' (${Object.keys(LABEL).join(', ')})`);
 if (paths.includes('baseline') && !args.baseline) throw new Error('--paths baseline needs --baseline DIR');
-
-/** Self bytes by function (name, file, line), from V8's sampling heap profile. */
-interface ProfileNode {
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  selfSize: number;
-  children: ProfileNode[];
-}
-
-function bytesByFunction(head: ProfileNode, requests: number): { total: number; byFunction: ByFunction } {
-  const byFunction: ByFunction = new Map();
-  let total = 0;
-  const walk = (n: ProfileNode) => {
-    const { functionName, url, lineNumber } = n.callFrame;
-    // Same naming as bench:count (`name file:line`), so the two tables read alike, and a
-    // baseline checkout's files under the same relative names, so its functions pair up.
-    let file = url.replace(/^file:\/\//, '');
-    for (const root of ROOTS) if (file.startsWith(root)) file = file.slice(root.length);
-    const name = `${functionName || '(anonymous)'} ${file}${lineNumber >= 0 ? `:${lineNumber + 1}` : ''}`.trim();
-    if (n.selfSize > 0) {
-      byFunction.set(name, (byFunction.get(name) ?? 0) + n.selfSize / requests);
-      total += n.selfSize / requests;
-    }
-    for (const c of n.children) walk(c);
-  };
-  walk(head);
-  return { total, byFunction };
-}
 
 /** The probe answers a failure with its message. */
 function probeDid(reply: { error?: string }): void {
@@ -123,7 +97,7 @@ async function main(): Promise<void> {
         probeDid(await g.ask('alloc-stop', 'alloc-stopped', { file }));
         if (res.errors > 0 || res.completed === 0) throw new Error(`${name}: ${res.errors} errors, ${res.completed} completed (${res.errorKinds.join('; ')})`);
         const profile = JSON.parse(readFileSync(file, 'utf8')) as { head: ProfileNode };
-        results.push({ path: name, requests: res.completed, ...bytesByFunction(profile.head, res.completed) });
+        results.push({ path: name, requests: res.completed, ...bytesByFunction(profile.head, res.completed, ROOTS) });
       } finally {
         await g.stop();
       }

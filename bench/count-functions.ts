@@ -22,7 +22,7 @@ const execFileAsync = promisify(execFile);
 /** Per-request instructions by name. */
 export type ByFunction = Map<string, number>;
 
-interface CodeRange {
+export interface CodeRange {
   start: number;
   end: number;
   name: string;
@@ -33,24 +33,30 @@ interface CodeRange {
 /** Reads V8's map of process `pid` and moves it to `keepAs` (beside the callgrind files, for `callgrind_annotate --tree=caller` lookups). */
 function readPerfMap(pid: number, keepAs: string): CodeRange[] {
   const file = `/tmp/perf-${pid}.map`;
+  const ranges = parsePerfMap(readFileSync(file, 'utf8'));
+  try {
+    renameSync(file, keepAs);
+  } catch {
+    rmSync(file, { force: true }); // another file system: not worth a copy
+  }
+  return ranges;
+}
+
+/** The lines of a perf map (`START SIZE NAME`, hex, the name may hold spaces), sorted by start. */
+export function parsePerfMap(text: string): CodeRange[] {
   const ranges: CodeRange[] = [];
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
+  for (const line of text.split('\n')) {
     const a = line.indexOf(' ');
     const b = line.indexOf(' ', a + 1);
     if (a === -1 || b === -1) continue;
     const start = parseInt(line.slice(0, a), 16);
     ranges.push({ start, end: start + parseInt(line.slice(a + 1, b), 16), name: line.slice(b + 1), order: ranges.length });
   }
-  try {
-    renameSync(file, keepAs);
-  } catch {
-    rmSync(file, { force: true }); // another file system: not worth a copy
-  }
   return ranges.sort((x, y) => x.start - y.start);
 }
 
 /** The most recently written range that holds `addr` (ranges sorted by start; code objects are at most a few MB). */
-function lookup(ranges: CodeRange[], addr: number): string | undefined {
+export function lookup(ranges: CodeRange[], addr: number): string | undefined {
   let lo = 0;
   let hi = ranges.length - 1;
   while (lo <= hi) {
@@ -74,7 +80,7 @@ const MAX_CODE_BYTES = 4 * 1024 * 1024;
  * `JS:*name file:///…/dist/x.js:1:2` → `name dist/x.js:1`: V8's tier marks and
  * the checkout's path go, so a baseline checkout's functions match this one's.
  */
-function shortName(name: string): string {
+export function shortName(name: string): string {
   return name
     .replace(/^JS:[*~^+]?/, '')
     .replace(/(?:file:\/\/)?\/\S*?\/(dist|node_modules|bench)\//, '$1/')
@@ -88,9 +94,19 @@ function shortName(name: string): string {
 export async function byFunction(file: string, pid: number, requests: number, keepMap: string): Promise<ByFunction> {
   const ranges = readPerfMap(pid, keepMap);
   const { stdout } = await execFileAsync('callgrind_annotate', ['--threshold=100', file], { maxBuffer: 256 * 1024 * 1024 });
+  return attribute(stdout, ranges, requests);
+}
+
+/**
+ * `callgrind_annotate`'s per-function lines, a request each: anonymous (JIT)
+ * addresses named from the perf map, the same function in several files
+ * (inlined from headers) summed, the program total and the entry points that
+ * hold everything left out.
+ */
+export function attribute(annotated: string, ranges: CodeRange[], requests: number): ByFunction {
   const out: ByFunction = new Map();
   const add = (name: string, n: number) => out.set(name, (out.get(name) ?? 0) + n / requests);
-  for (const line of stdout.split('\n')) {
+  for (const line of annotated.split('\n')) {
     const m = /^\s*([\d,]+) \([\s\d.]+%\)\s+(.+)$/.exec(line);
     if (!m) continue;
     const n = Number(m[1]!.replace(/,/g, ''));

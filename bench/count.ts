@@ -42,7 +42,7 @@ import { chatBody, type CaseName } from './bodies.js';
 import { startMock } from './mock-upstream.js';
 import { freePort, LABEL, startGateway, type Gateway, type PathName } from './paths.js';
 import { byFunction, functionTable, type ByFunction } from './count-functions.js';
-import { median } from './report.js';
+import { callgrindTotal, count1, countTable } from './count-report.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -59,12 +59,6 @@ const { values: args } = parseArgs({
 });
 const execFileAsync = promisify(execFile);
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-/** A whole number of at least 1, or a clear refusal. */
-function count1(name: string, v: string | undefined): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number of at least 1, got '${v}'`);
-  return n;
-}
 const WARMUP = count1('warmup', args.warmup);
 const WINDOW = count1('window', args.window);
 const WINDOWS = count1('windows', args.windows);
@@ -172,17 +166,14 @@ async function dump(g: Gateway, pool: Pool, out: string): Promise<{ total: numbe
   }
   await asked.catch(() => {}); // the file is there: the dump was taken
   const file = join(dir, `${prefix}${before + 1}`);
-  // The file appears before it is written: its totals line (ended by a newline) comes last.
-  // Instructions are its first figure (more follow if valgrind simulated caches too).
+  // The file appears before it is written: callgrindTotal waits for its last line.
   for (let i = 0; i < 1200; i++) {
-    const m = /^totals: (\d+)[ \d]*\n/m.exec(readFileSync(file, 'utf8'));
-    if (m) return { total: Number(m[1]), file };
+    const total = callgrindTotal(readFileSync(file, 'utf8'));
+    if (total !== undefined) return { total, file };
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${g.name}: ${file} never completed`);
 }
-
-const k = (n: number) => `${(n / 1000).toFixed(1)}k`;
 
 async function main(): Promise<void> {
   const logDir = mkdtempSync(join(tmpdir(), 'switchyard-count-'));
@@ -203,15 +194,7 @@ async function main(): Promise<void> {
     }
   }
   mock.server.close();
-  const floor = results.find((r) => r.path === 'bare');
-  const base = results.find((r) => r.path === 'baseline');
-  console.log('\n| path | instructions / request (lowest window) | median window | windows | vs bare | vs baseline |');
-  console.log('| --- | ---: | ---: | --- | ---: | ---: |');
-  for (const r of results) {
-    const low = Math.min(...r.perRequest);
-    const vs = (other: Count | undefined) => (other ? `${(low / Math.min(...other.perRequest)).toFixed(3)}×` : '—');
-    console.log(`| ${LABEL[r.path]} | ${k(low)} | ${k(median(r.perRequest))} | ${r.perRequest.map(k).join(' ')} | ${vs(floor)} | ${vs(base)} |`);
-  }
+  console.log(countTable(results));
   const [first, ...others] = results;
   if (first?.functions === undefined) return;
   console.log(functionTable(LABEL[first.path], first.functions, FUNCTIONS));

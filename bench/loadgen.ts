@@ -244,15 +244,14 @@ export function runLoad(spec: LoadSpec, onAllOpen?: () => void): Promise<LoadRes
       clearTimeout(timer);
       const elapsedMs = spec.durationMs > 0 ? spec.durationMs : performance.now() - t0;
       latencies.sort((a, b) => a - b);
-      const pct = (p: number) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]! : NaN);
       resolve({
         completed,
         errors,
         errorKinds: [...errorKinds],
         elapsedMs,
         rps: (completed * 1000) / elapsedMs,
-        p50Ms: pct(0.5),
-        p99Ms: pct(0.99),
+        p50Ms: percentile(latencies, 0.5),
+        p99Ms: percentile(latencies, 0.99),
         maxMs: latencies.length ? latencies[latencies.length - 1]! : NaN,
         peakOpen,
       });
@@ -260,13 +259,19 @@ export function runLoad(spec: LoadSpec, onAllOpen?: () => void): Promise<LoadRes
   });
 }
 
-function keepTail(tail: Buffer, piece: Buffer): Buffer {
+/** The `p` quantile (0.99: p99) of ascending `sorted`; NaN for none. */
+export function percentile(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]! : NaN;
+}
+
+/** The last 32 bytes of a stream's body so far: enough to hold `data: [DONE]` and the blank line after it. */
+export function keepTail(tail: Buffer, piece: Buffer): Buffer {
   if (piece.length >= 32) return piece.subarray(piece.length - 32);
   const joined = Buffer.concat([tail, piece]);
   return joined.length > 32 ? joined.subarray(joined.length - 32) : joined;
 }
 
-function tailHasDone(tail: Buffer): boolean {
+export function tailHasDone(tail: Buffer): boolean {
   return tail.indexOf(DONE_TAIL) !== -1;
 }
 

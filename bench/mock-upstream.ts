@@ -45,13 +45,13 @@ const STREAM_HEAD = Buffer.from('HTTP/1.1 200 OK\r\ncontent-type: text/event-str
 const chunkBase = { id: 'chatcmpl-bench0000000000000000000000', object: 'chat.completion.chunk', created: 1764460800, model: 'gpt-4o-mini-2024-07-18', system_fingerprint: 'fp_bench' };
 
 /** One SSE event as one HTTP chunk. */
-function frame(data: string): Buffer {
+export function frame(data: string): Buffer {
   const ev = `data: ${data}\n\n`;
   return Buffer.from(`${Buffer.byteLength(ev).toString(16)}\r\n${ev}\r\n`);
 }
 
 /** Every write of a stream of `n` content chunks: role, n × content, finish, usage, [DONE], end. */
-function streamFrames(n: number): Buffer[] {
+export function streamFrames(n: number): Buffer[] {
   const frames: Buffer[] = [Buffer.concat([STREAM_HEAD, frame(JSON.stringify({ ...chunkBase, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] }))])];
   const token = frame(JSON.stringify({ ...chunkBase, choices: [{ index: 0, delta: { content: ' word' }, logprobs: null, finish_reason: null }] }));
   for (let i = 0; i < n; i++) frames.push(token);

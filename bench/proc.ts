@@ -8,7 +8,11 @@ const TICK_US = 1_000_000 / 100; // USER_HZ is 100 on Linux
 
 /** utime + stime of the whole process, in µs (10 ms resolution). */
 export function cpuUs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  return parseStatCpuUs(readFileSync(`/proc/${pid}/stat`, 'latin1'));
+}
+
+/** utime + stime in µs from the text of /proc/PID/stat. */
+export function parseStatCpuUs(stat: string): number {
   // Fields after the command name, which may itself hold spaces and parentheses.
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // f[0] is field 3 (state): utime is field 14, stime field 15.
@@ -23,7 +27,11 @@ export function cpuUs(pid: number): number {
  * sides.
  */
 export function ioCalls(pid: number): { reads: number; writes: number } {
-  const io = readFileSync(`/proc/${pid}/io`, 'latin1');
+  return parseIoCalls(readFileSync(`/proc/${pid}/io`, 'latin1'));
+}
+
+/** `syscr` and `syscw` from the text of /proc/PID/io (NaN for one missing). */
+export function parseIoCalls(io: string): { reads: number; writes: number } {
   const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? NaN);
   return { reads: field('syscr'), writes: field('syscw') };
 }
@@ -43,8 +51,13 @@ export interface CpuJiffies {
  * "slow phase" can be told apart from a change in the code.
  */
 export function cpuJiffies(cpu: string | null): CpuJiffies {
+  return parseCpuJiffies(readFileSync('/proc/stat', 'latin1'), cpu);
+}
+
+/** One CPU's line (null: the `cpu` line of all of them) of the text of /proc/stat; NaN if it has none. */
+export function parseCpuJiffies(procStat: string, cpu: string | null): CpuJiffies {
   const name = cpu === null ? 'cpu' : `cpu${cpu}`;
-  for (const line of readFileSync('/proc/stat', 'latin1').split('\n')) {
+  for (const line of procStat.split('\n')) {
     const f = line.split(/\s+/);
     if (f[0] !== name) continue;
     // user nice system idle iowait irq softirq steal (guest and guest_nice are already in user and nice).
@@ -65,19 +78,24 @@ export function cpuShares(a: CpuJiffies, b: CpuJiffies): { stealPct: number; sof
  * one sample (a pause of hundreds of ms in a gateway's event loop that lines up
  * with as much steal was the hypervisor's, not the gateway's).
  */
-export function stealWatch(cpu: string | null, everyMs = 100): { stop(): { stealPct: number; softirqPct: number; maxStealMs: number } } {
-  const first = cpuJiffies(cpu);
+export function stealWatch(
+  cpu: string | null,
+  everyMs = 100,
+  // Replaceable so a test can feed readings without /proc.
+  read: (cpu: string | null) => CpuJiffies = cpuJiffies,
+): { stop(): { stealPct: number; softirqPct: number; maxStealMs: number } } {
+  const first = read(cpu);
   let prev = first;
   let maxStealMs = 0;
   const t = setInterval(() => {
-    const now = cpuJiffies(cpu);
+    const now = read(cpu);
     maxStealMs = Math.max(maxStealMs, (now.steal - prev.steal) * (TICK_US / 1000));
     prev = now;
   }, everyMs);
   return {
     stop() {
       clearInterval(t);
-      const last = cpuJiffies(cpu);
+      const last = read(cpu);
       maxStealMs = Math.max(maxStealMs, (last.steal - prev.steal) * (TICK_US / 1000));
       return { ...cpuShares(first, last), maxStealMs };
     },
@@ -86,22 +104,37 @@ export function stealWatch(cpu: string | null, everyMs = 100): { stop(): { steal
 
 /** Resident set size in MB. */
 export function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
+  return parseRssMb(readFileSync(`/proc/${pid}/status`, 'latin1'));
+}
+
+/** VmRSS of the text of /proc/PID/status, in MB (NaN if it has none: a zombie). */
+export function parseRssMb(status: string): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(status);
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
 /** The CPUs this process may run on, as `taskset` prints them. */
 export function allowedCpus(pid: number | 'self' = 'self'): string {
-  const m = /Cpus_allowed_list:\s+(\S+)/.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
+  return parseAllowedCpus(readFileSync(`/proc/${pid}/status`, 'latin1'));
+}
+
+/** Cpus_allowed_list of the text of /proc/PID/status ('?' if it has none). */
+export function parseAllowedCpus(status: string): string {
+  const m = /Cpus_allowed_list:\s+(\S+)/.exec(status);
   return m ? m[1]! : '?';
 }
 
 /** Samples RSS every `everyMs` and keeps the peak. */
-export function rssPeak(pid: number, everyMs = 200): { stop(): number } {
-  let peak = rssMb(pid);
+export function rssPeak(
+  pid: number,
+  everyMs = 200,
+  // Replaceable so a test can feed readings without /proc.
+  read: (pid: number) => number = rssMb,
+): { stop(): number } {
+  let peak = read(pid);
   const t = setInterval(() => {
     try {
-      peak = Math.max(peak, rssMb(pid));
+      peak = Math.max(peak, read(pid));
     } catch {
       // The process is gone: keep what was seen.
     }
@@ -110,7 +143,7 @@ export function rssPeak(pid: number, everyMs = 200): { stop(): number } {
     stop() {
       clearInterval(t);
       try {
-        peak = Math.max(peak, rssMb(pid));
+        peak = Math.max(peak, read(pid));
       } catch {
         // gone
       }

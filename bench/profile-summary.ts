@@ -9,80 +9,16 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-
-interface Node {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: Node[];
-  samples: number[];
-  timeDeltas: number[];
-}
+import { summarise, type Profile } from './cpu-profile.js';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '40' }, folded: { type: 'string' } } });
 const TOP = Number(values.top);
 
-/** Where a frame's code lives: our source, a dependency, node itself, or V8. */
-function origin(url: string, name: string): string {
-  if (!url) return name.startsWith('(') ? name : '(native)';
-  const dist = url.indexOf('/dist/');
-  if (dist !== -1 && !url.includes('node_modules')) return 'switchyard ' + url.slice(dist + 1).split('/').slice(0, 2).join('/');
-  const nm = url.lastIndexOf('node_modules/');
-  if (nm !== -1) {
-    const rest = url.slice(nm + 13).split('/');
-    return rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]!;
-  }
-  if (url.startsWith('node:')) return 'node:' + url.slice(5).split('/')[0];
-  return url;
+// One file parsed at a time: a profile of a long run is tens of MB.
+function* profiles(): Generator<Profile> {
+  for (const file of positionals) yield JSON.parse(readFileSync(file, 'utf8')) as Profile;
 }
-const label = (n: Node) => {
-  const f = n.callFrame;
-  const file = f.url ? f.url.replace(/^.*\/(dist|node_modules)\//, '$1/').replace(/^file:\/\//, '') : '';
-  return `${f.functionName || '(anonymous)'} ${file}${file ? ':' + (f.lineNumber + 1) : ''}`;
-};
-
-const self = new Map<string, number>();
-const bySource = new Map<string, number>();
-const inclusiveOurs = new Map<string, number>();
-const folded = new Map<string, number>();
-let total = 0;
-
-for (const file of positionals) {
-  const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
-  const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const time = new Map<number, number>();
-  for (let i = 0; i < p.samples.length; i++) time.set(p.samples[i]!, (time.get(p.samples[i]!) ?? 0) + (p.timeDeltas[i] ?? 0));
-  for (const [id, us] of time) {
-    const n = byId.get(id)!;
-    if (n.callFrame.functionName === '(idle)') continue;
-    total += us;
-    const l = label(n);
-    self.set(l, (self.get(l) ?? 0) + us);
-    const src = origin(n.callFrame.url, n.callFrame.functionName);
-    bySource.set(src, (bySource.get(src) ?? 0) + us);
-    // Walk up: inclusive time of each of our functions (once per stack), and the folded stack.
-    const stack: string[] = [];
-    const seen = new Set<string>();
-    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
-      const c = byId.get(cur)!;
-      if (c.callFrame.functionName === '(root)') break;
-      const cl = label(c);
-      stack.push(cl);
-      if (origin(c.callFrame.url, '').startsWith('switchyard') && !seen.has(cl)) {
-        seen.add(cl);
-        inclusiveOurs.set(cl, (inclusiveOurs.get(cl) ?? 0) + us);
-      }
-    }
-    if (values.folded) {
-      const key = stack.reverse().join(';');
-      folded.set(key, (folded.get(key) ?? 0) + us);
-    }
-  }
-}
+const { total, self, bySource, inclusiveOurs, folded } = summarise(profiles(), Boolean(values.folded));
 
 const pct = (us: number) => `${((us / total) * 100).toFixed(1).padStart(5)} %`;
 const print = (title: string, m: Map<string, number>, n = TOP) => {

@@ -59,6 +59,47 @@ export const median = (xs: number[]): number => {
   return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2]! : (s[n / 2 - 1]! + s[n / 2]!) / 2;
 };
 
+/** One path's figures from one round of a throughput case (run.ts measures them). */
+export interface Round {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  cpuUsPerReq: number;
+  rssMb: number;
+  errors: number;
+  errorKinds: string[];
+  loadCorePct: number;
+  writesPerReq: number;
+  readsPerReq: number;
+  stealPct: number;
+  softirqPct: number;
+}
+
+/**
+ * A path's row over its rounds: medians (a round that hit a slow phase of the
+ * machine moves a median least), the range of RPS, the most RSS any round saw,
+ * and every error of every round.
+ */
+export function caseRow(path: PathName, rs: Round[]): Row {
+  return {
+    path,
+    rps: median(rs.map((x) => x.rps)),
+    rpsMin: Math.min(...rs.map((x) => x.rps)),
+    rpsMax: Math.max(...rs.map((x) => x.rps)),
+    p50Ms: median(rs.map((x) => x.p50Ms)),
+    p99Ms: median(rs.map((x) => x.p99Ms)),
+    cpuUsPerReq: median(rs.map((x) => x.cpuUsPerReq)),
+    rssMb: Math.max(...rs.map((x) => x.rssMb)),
+    errors: rs.reduce((n, x) => n + x.errors, 0),
+    errorKinds: [...new Set(rs.flatMap((x) => x.errorKinds))],
+    loadCorePct: median(rs.map((x) => x.loadCorePct)),
+    writesPerReq: median(rs.map((x) => x.writesPerReq)),
+    readsPerReq: median(rs.map((x) => x.readsPerReq)),
+    stealPct: median(rs.map((x) => x.stealPct)),
+    softirqPct: median(rs.map((x) => x.softirqPct)),
+  };
+}
+
 const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—');
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '—');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '—');
@@ -142,8 +183,15 @@ export function printHold(title: string, rows: HoldRow[]): void {
   console.log(`gateway socket writes / reads a stream: ${calls}`);
 }
 
-/** The issue's bar, checked against this run. */
-export function printVerdict(v: { buffered?: Row[]; stream20?: Row[]; hold?: HoldRow[] }): void {
+/** The cases the verdict reads: Switchyard's row of each is held against the others. */
+export interface Verdict {
+  buffered?: Row[];
+  stream20?: Row[];
+  hold?: HoldRow[];
+}
+
+/** The issue's bar, checked against this run: what each check says (with this run's figure) and whether it passed. */
+export function verdictChecks(v: Verdict): [string, boolean][] {
   const checks: [string, boolean][] = [];
   for (const name of ['buffered', 'stream20'] as const) {
     const rows = v[name];
@@ -165,6 +213,12 @@ export function printVerdict(v: { buffered?: Row[]; stream20?: Row[]; hold?: Hol
     checks.push([`hold: peak RSS < 200 MB (${f0(h.peakRssMb)} MB)`, h.peakRssMb < 200]);
     checks.push([`hold: event-loop lag p99 < 20 ms (${f2(h.lagP99Ms)} ms)`, h.lagP99Ms < 20]);
   }
+  return checks;
+}
+
+/** The issue's bar, checked against this run. */
+export function printVerdict(v: Verdict): void {
+  const checks = verdictChecks(v);
   if (checks.length === 0) return;
   console.log('\n### Against the bar (Switchyard)\n');
   for (const [what, ok] of checks) console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`);

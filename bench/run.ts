@@ -33,7 +33,7 @@ import type { MockMode } from './mock-upstream.js';
 import { allowedCpus, cpuJiffies, cpuShares, cpuUs, ioCalls, rssMb, rssPeak, stealWatch } from './proc.js';
 import { freePort, httpRequest, LABEL, PATHS, startGateway, type Gateway, type PathName } from './paths.js';
 import { chatBody, type CaseName } from './bodies.js';
-import { median, printCase, printHold, printVerdict, type HoldRow, type Row } from './report.js';
+import { caseRow, printCase, printHold, printVerdict, type HoldRow, type Row, type Verdict } from './report.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -178,7 +178,7 @@ async function main(): Promise<void> {
   };
 
   const all: Record<string, unknown> = { started: started.toISOString(), rounds: ROUNDS, seconds: SECONDS, cases: {} };
-  const verdict: { buffered?: Row[]; stream20?: Row[]; hold?: HoldRow[] } = {};
+  const verdict: Verdict = {};
 
   async function throughput(c: ThroughputCase): Promise<void> {
     await setMode(c.mode);
@@ -216,23 +216,7 @@ async function main(): Promise<void> {
         rounds.get(g.name)!.push(row);
       }
     }
-    const rows: Row[] = [...rounds].map(([name, rs]) => ({
-      path: name,
-      rps: median(rs.map((x) => x.rps)),
-      rpsMin: Math.min(...rs.map((x) => x.rps)),
-      rpsMax: Math.max(...rs.map((x) => x.rps)),
-      p50Ms: median(rs.map((x) => x.p50Ms)),
-      p99Ms: median(rs.map((x) => x.p99Ms)),
-      cpuUsPerReq: median(rs.map((x) => x.cpuUsPerReq)),
-      rssMb: Math.max(...rs.map((x) => x.rssMb)),
-      errors: rs.reduce((n, x) => n + x.errors, 0),
-      errorKinds: [...new Set(rs.flatMap((x) => x.errorKinds))],
-      loadCorePct: median(rs.map((x) => x.loadCorePct)),
-      writesPerReq: median(rs.map((x) => x.writesPerReq)),
-      readsPerReq: median(rs.map((x) => x.readsPerReq)),
-      stealPct: median(rs.map((x) => x.stealPct)),
-      softirqPct: median(rs.map((x) => x.softirqPct)),
-    }));
+    const rows: Row[] = [...rounds].map(([name, rs]) => caseRow(name, rs));
     printCase(c.title, rows);
     (all.cases as Record<string, unknown>)[c.name] = Object.fromEntries(rounds);
     if (c.name === 'buffered' || c.name === 'stream20') verdict[c.name] = rows;
