@@ -259,9 +259,13 @@ export function runLoad(spec: LoadSpec, onAllOpen?: () => void): Promise<LoadRes
   });
 }
 
-/** The `p` quantile (0.99: p99) of ascending `sorted`; NaN for none. */
+/**
+ * The `p` quantile (0.99: p99) of ascending `sorted` by nearest rank: the
+ * smallest value with at least that share of them at or below it (p99 of 100
+ * is the 99th, not the largest); NaN for none.
+ */
 export function percentile(sorted: number[], p: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]! : NaN;
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]! : NaN;
 }
 
 /** The last 32 bytes of a stream's body so far: enough to hold `data: [DONE]` and the blank line after it. */
