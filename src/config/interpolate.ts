@@ -50,9 +50,21 @@ export function interpolate(doc: unknown, env: Env): Interpolation {
   return out;
 }
 
+/**
+ * No field of a config lies deeper than a handful of levels; a document nested
+ * thousands deep (JSON.parse takes any depth) would overflow the stack here or in
+ * the schema, so it is cut off, named, at this depth.
+ */
+export const MAX_DEPTH = 32;
+
 function walk(node: unknown, path: PathSegment[], env: Env, out: Interpolation, ancestors: Set<object>): unknown {
   if (typeof node === 'string') return expandValue(node, path, env, out);
   if (node === null || typeof node !== 'object') return node;
+  if (path.length >= MAX_DEPTH) {
+    out.problems.push(problem(path, `nested more than ${MAX_DEPTH} levels deep`));
+    out.failed.add(formatPath(path));
+    return undefined;
+  }
   if (ancestors.has(node)) {
     out.problems.push(problem(path, 'circular reference'));
     out.failed.add(formatPath(path));

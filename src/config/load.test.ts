@@ -95,6 +95,51 @@ models:
     expect(p).not.toContain('\n');
   });
 
+  it('refuses bytes that are not UTF-8, saying where, rather than reading them as U+FFFD (found by the config fuzz)', () => {
+    const file = join(dir, 'latin1.yaml');
+    writeFileSync(file, Buffer.from('providers: [{ id: sim, type: simulated }]\nmodels:\n  - { name: caf\xe9, deployments: [{ provider: sim, model: m }] }\n', 'latin1'));
+    expect(problemsOf(() => loadConfig({ path: 'latin1.yaml', env: {}, cwd: dir }))).toEqual([
+      'latin1.yaml:3:16: not valid UTF-8 (save the file as UTF-8)',
+    ]);
+    // A byte-order mark and real UTF-8 are fine.
+    write('bom.yaml', '\uFEFFproviders: [{ id: sim, type: simulated }]\nmodels:\n  - { name: café, deployments: [{ provider: sim, model: m }] }\n');
+    expect(loadConfig({ path: 'bom.yaml', env: {}, cwd: dir }).config.models[0].name).toBe('café');
+  });
+
+  it('refuses YAML 1.1 tags instead of reading !!omap or !!set as an empty section (found by the config fuzz)', () => {
+    // !!omap became a Map, which the schema took for an empty `server`: port 1 became 4000.
+    write('omap.yaml', 'providers: [{ id: sim, type: simulated }]\nserver: !!omap [ { port: 1 } ]\n');
+    expect(problemsOf(() => loadConfig({ path: 'omap.yaml', env: {}, cwd: dir }))).toEqual([
+      'omap.yaml:2:9: unsupported tag !!omap: write a plain value, list or mapping',
+    ]);
+    write('set.yaml', 'providers: [{ id: sim, type: simulated }]\nserver: !!set { port }\nkeys: !custom []\n');
+    expect(problemsOf(() => loadConfig({ path: 'set.yaml', env: {}, cwd: dir }))).toEqual([
+      'set.yaml:2:9: unsupported tag !!set: write a plain value, list or mapping',
+      'set.yaml:3:7: unsupported tag !custom: write a plain value, list or mapping',
+    ]);
+  });
+
+  it('says a second YAML document is not read, in words for the user (found by the config fuzz)', () => {
+    write('two.yaml', 'providers: [{ id: sim, type: simulated }]\n---\nserver: { port: 5 }\n');
+    expect(problemsOf(() => loadConfig({ path: 'two.yaml', env: {}, cwd: dir }))).toEqual([
+      'two.yaml:2:1: more than one YAML document (a second ---): a config file holds one',
+    ]);
+  });
+
+  it('refuses a JSON object with the same key twice, which JSON.parse would settle silently (found by the config fuzz)', () => {
+    write('dup.json', '{\n  "providers": [{ "id": "sim", "type": "simulated" }],\n  "server": { "port": 1, "port": 2 }\n}\n');
+    expect(problemsOf(() => loadConfig({ path: 'dup.json', env: {}, cwd: dir }))).toEqual([
+      'dup.json:3:26: duplicate key (the same key twice in one object)',
+    ]);
+  });
+
+  it('reports a document nested thousands deep as a problem, not a stack overflow (found by the config fuzz)', () => {
+    write('deep.json', `{"providers":[{"id":"sim","type":"simulated"}],"server":${'['.repeat(100_000)}${']'.repeat(100_000)}}`);
+    const [deep, ...rest] = problemsOf(() => loadConfig({ path: 'deep.json', env: {}, cwd: dir }));
+    expect(deep).toMatch(/^server(\[0\]){31}: nested more than 32 levels deep$/);
+    expect(rest).toEqual(['server: expected object, got a list']);
+  });
+
   it('reports a missing or empty file', () => {
     expect(problemsOf(() => loadConfig({ path: 'nope.yaml', env: {}, cwd: dir }))).toEqual(['nope.yaml: file not found']);
     write('empty.yaml', '# nothing\n');

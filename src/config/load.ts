@@ -3,10 +3,11 @@
  * path, else $SWITCHYARD_CONFIG, else ./switchyard.yaml, else the bundled demo.
  * YAML and JSON both; syntax errors come back as `file:line:col: reason`.
  */
+import { isUtf8 } from 'node:buffer';
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseDocument } from 'yaml';
+import { parseDocument, type YAMLError } from 'yaml';
 import { ConfigError } from './errors.js';
 import type { Env } from './interpolate.js';
 import type { CliOverrides } from './overrides.js';
@@ -60,23 +61,58 @@ export function resolveConfigPath(
 /** The parsed document in `file` (not yet validated). Throws ConfigError. */
 export function readConfigFile(file: string, cwd = process.cwd()): unknown {
   const name = display(file, cwd);
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
+    bytes = readFileSync(file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : `cannot read (${code})`;
     throw new ConfigError([`${name}: ${why}`]);
   }
+  const text = decodeUtf8(bytes, name).replace(/^\uFEFF/, '');
   const doc = /\.json$/i.test(file) ? parseJson(text, name) : parseYaml(text, name);
   if (doc === null || doc === undefined) throw new ConfigError([`${name}: the file is empty`]);
   return doc;
 }
 
+/**
+ * A lenient decode would turn each bad byte into U+FFFD and quietly change a
+ * model name or a header (a file saved as Latin-1): refuse it, saying where.
+ */
+function decodeUtf8(bytes: Buffer, name: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    // The longest prefix that decodes (a sequence cut at the end is not an error when streaming).
+    let lo = 0;
+    let hi = bytes.length;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      try {
+        new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, mid), { stream: true });
+        lo = mid;
+      } catch {
+        hi = mid - 1;
+      }
+    }
+    // A lead byte followed by a bad one decodes as a prefix (it might be completed): step back to it.
+    while (lo > 0 && !isUtf8(bytes.subarray(0, lo))) lo--;
+    const before = bytes.subarray(0, lo);
+    const line = before.filter((b) => b === 0x0a).length + 1;
+    const col = lo - before.lastIndexOf(0x0a);
+    throw new ConfigError([located(name, { line, col }, 'not valid UTF-8 (save the file as UTF-8)')]);
+  }
+}
+
 function parseYaml(text: string, name: string): unknown {
-  const doc = parseDocument(text, { merge: true, prettyErrors: true });
-  if (doc.errors.length > 0) {
-    throw new ConfigError(doc.errors.map((e) => located(name, e.linePos?.[0], stripYamlContext(e.message))));
+  // resolveKnownTags: false, so YAML 1.1 tags (!!set, !!omap, !!timestamp, !!binary) are not
+  // turned into a Set, Map, Date or bytes that the schema would read as an empty object,
+  // dropping what they hold; like any unknown tag they are refused below instead.
+  // logLevel: the problems are reported here, not as process warnings on stderr.
+  const doc = parseDocument(text, { merge: true, prettyErrors: true, resolveKnownTags: false, logLevel: 'error' });
+  const tags = doc.warnings.filter((w) => w.code === 'TAG_RESOLVE_FAILED');
+  if (doc.errors.length > 0 || tags.length > 0) {
+    throw new ConfigError([...doc.errors, ...tags].map((e) => located(name, e.linePos?.[0], yamlReason(e.code, e.message))));
   }
   try {
     return doc.toJS({ maxAliasCount: 1000 });
@@ -86,8 +122,9 @@ function parseYaml(text: string, name: string): unknown {
 }
 
 function parseJson(text: string, name: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     const at = /at position (\d+)/.exec(message);
@@ -95,10 +132,33 @@ function parseJson(text: string, name: string): unknown {
     const pos = at ? lineCol(text, Number(at[1])) : parseDocument(text).errors[0]?.linePos?.[0];
     throw new ConfigError([located(name, pos, `invalid JSON: ${cleanJsonMessage(message)}`)]);
   }
+  // JSON.parse keeps the last of two equal keys without a word, so `"port": 1, "port": 2`
+  // would run on 2; YAML refuses it, and so does this (the YAML parser reads JSON too).
+  let duplicates: YAMLError[] = [];
+  try {
+    duplicates = parseDocument(text).errors.filter((e) => e.code === 'DUPLICATE_KEY');
+  } catch {
+    // Too deep for the YAML parser's recursion: the depth limit in interpolate.ts reports it.
+  }
+  if (duplicates.length > 0) {
+    throw new ConfigError(duplicates.map((e) => located(name, e.linePos?.[0], 'duplicate key (the same key twice in one object)')));
+  }
+  return value;
 }
 
 function located(name: string, pos: { line: number; col: number } | undefined, reason: string): string {
   return pos ? `${name}:${pos.line}:${pos.col}: ${reason}` : `${name}: ${reason}`;
+}
+
+/** yaml's message, reworded where it speaks to a programmer rather than to whoever wrote the file. */
+function yamlReason(code: string, message: string): string {
+  const reason = stripYamlContext(message);
+  if (code === 'MULTIPLE_DOCS') return 'more than one YAML document (a second ---): a config file holds one';
+  const tag = /^Unresolved tag: (.*)$/.exec(reason)?.[1];
+  if (code === 'TAG_RESOLVE_FAILED' && tag !== undefined) {
+    return `unsupported tag ${tag.replace(/^tag:yaml\.org,2002:/, '!!')}: write a plain value, list or mapping`;
+  }
+  return reason;
 }
 
 /** yaml's messages end with the position and a source excerpt; the excerpt may hold a secret. */
