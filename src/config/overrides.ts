@@ -21,9 +21,10 @@ interface NumericVar {
 }
 
 const NUMERIC_VARS: readonly NumericVar[] = [
-  { name: 'REQUEST_TIMEOUT_MS', path: ['resilience', 'requestTimeoutMs'], min: 1 },
+  // Timer durations: at most 2^31-1 ms, as in the schema.
+  { name: 'REQUEST_TIMEOUT_MS', path: ['resilience', 'requestTimeoutMs'], min: 1, max: 2_147_483_647 },
   { name: 'MAX_RETRIES', path: ['resilience', 'maxRetries'], min: 0 },
-  { name: 'THROTTLE_MAX_WAIT_MS', path: ['resilience', 'throttleMaxWaitMs'], min: 0 },
+  { name: 'THROTTLE_MAX_WAIT_MS', path: ['resilience', 'throttleMaxWaitMs'], min: 0, max: 2_147_483_647 },
   { name: 'DEFAULT_RPM', path: ['limits', 'defaultRpm'], min: 1 },
   { name: 'PORT', path: ['server', 'port'], min: 0, max: 65_535 },
 ];

@@ -216,6 +216,23 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
     },
     { name: 'bad redis URL', edit: (d) => (d.state = { backend: 'redis', redisUrl: 'http://x' }), expected: 'state.redisUrl: must be a redis:// or rediss:// URL' },
     { name: 'bad env number', edit: () => {}, env: { ...ENV, MAX_RETRIES: 'three' }, expected: 'env.MAX_RETRIES: must be an integer >= 0, got "three"' },
+    {
+      // Node fires a longer timer after 1 ms: the grace period would cut in-flight requests at once (found by the config fuzz).
+      name: 'a timer duration past 2^31-1 ms',
+      edit: (d) => (d.server = { shutdownGraceMs: 2_147_483_648 }),
+      expected: 'server.shutdownGraceMs: must be <= 2147483647',
+    },
+    {
+      name: 'a per-deployment timeout past 2^31-1 ms',
+      edit: (d) => (d.models[0].deployments[0].ttftTimeoutMs = 3e9),
+      expected: 'models[0].deployments[0].ttftTimeoutMs: must be <= 2147483647',
+    },
+    {
+      name: 'a timer duration from the environment past 2^31-1 ms',
+      edit: () => {},
+      env: { ...ENV, REQUEST_TIMEOUT_MS: '2147483648' },
+      expected: 'env.REQUEST_TIMEOUT_MS: must be an integer from 1 to 2147483647, got "2147483648"',
+    },
     { name: 'bad REDIS_URL', edit: () => {}, env: { ...ENV, REDIS_URL: 'localhost:6379' }, expected: 'env.REDIS_URL: must be a redis:// or rediss:// URL' },
     {
       name: 'HOST=0.0.0.0 without keys',

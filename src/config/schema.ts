@@ -33,6 +33,11 @@ export const FAULT_KINDS = every<FaultKind>()(['rate_limit', 'status', 'hang', '
 
 const posInt = () => z.number().int().positive();
 const nonNegInt = () => z.number().int().min(0);
+// Durations that end up in a Node timer: past 2^31-1 ms (24.8 days) setTimeout fires after 1 ms
+// instead, so shutdownGraceMs: 3000000000 would cut in-flight requests at once.
+const MAX_TIMER_MS = 2_147_483_647;
+const timerMs = () => nonNegInt().max(MAX_TIMER_MS);
+const posTimerMs = () => posInt().max(MAX_TIMER_MS);
 const nonEmpty = () => z.string().min(1);
 const noSlash = () =>
   nonEmpty().refine((s) => !s.includes('/'), { error: 'must not contain "/" (it separates PROVIDER/MODEL)' });
@@ -59,13 +64,13 @@ const FaultSchema = z.strictObject({
   status: z.number().int().min(100).max(599).optional(),
   retryAfterS: z.number().min(0).optional(),
   afterChunks: nonNegInt().optional(),
-  delayMs: nonNegInt().optional(),
+  delayMs: timerMs().optional(),
   message: z.string().optional(),
 });
 
 const SimulateSchema = z.strictObject({
-  latencyMs: nonNegInt().default(DEFAULTS.simulate.latencyMs),
-  ttftMs: nonNegInt().default(DEFAULTS.simulate.ttftMs),
+  latencyMs: timerMs().default(DEFAULTS.simulate.latencyMs),
+  ttftMs: timerMs().default(DEFAULTS.simulate.ttftMs),
   tokensPerSecond: z.number().positive().default(DEFAULTS.simulate.tokensPerSecond),
   rpmLimit: posInt().optional(),
   faults: z.array(FaultSchema).default([]),
@@ -96,9 +101,9 @@ const DeploymentSchema = z.strictObject({
   tpm: posInt().optional(),
   contextWindow: posInt().optional(),
   capabilities: z.array(z.enum(CAPABILITIES)).default([]),
-  requestTimeoutMs: posInt().optional(),
-  ttftTimeoutMs: posInt().optional(),
-  idleTimeoutMs: posInt().optional(),
+  requestTimeoutMs: posTimerMs().optional(),
+  ttftTimeoutMs: posTimerMs().optional(),
+  idleTimeoutMs: posTimerMs().optional(),
 });
 
 const ModelSchema = z.strictObject({
@@ -130,21 +135,21 @@ export const ConfigSchema = z.strictObject({
       port: z.number().int().min(0).max(65_535).default(d.server.port),
       maxBodyBytes: posInt().default(d.server.maxBodyBytes),
       adminKey: z.string().optional(),
-      shutdownGraceMs: nonNegInt().default(d.server.shutdownGraceMs),
+      shutdownGraceMs: timerMs().default(d.server.shutdownGraceMs),
     })
     .prefault({}),
   resilience: z
     .strictObject({
-      requestTimeoutMs: posInt().default(d.resilience.requestTimeoutMs),
-      deadlineMs: posInt().default(d.resilience.deadlineMs),
-      ttftTimeoutMs: posInt().default(d.resilience.ttftTimeoutMs),
-      idleTimeoutMs: posInt().default(d.resilience.idleTimeoutMs),
+      requestTimeoutMs: posTimerMs().default(d.resilience.requestTimeoutMs),
+      deadlineMs: posTimerMs().default(d.resilience.deadlineMs),
+      ttftTimeoutMs: posTimerMs().default(d.resilience.ttftTimeoutMs),
+      idleTimeoutMs: posTimerMs().default(d.resilience.idleTimeoutMs),
       streamResume: z.boolean().default(d.resilience.streamResume),
       maxRetries: nonNegInt().default(d.resilience.maxRetries),
       backoff: z
         .strictObject({
-          baseMs: nonNegInt().default(d.resilience.backoff.baseMs),
-          maxMs: nonNegInt().default(d.resilience.backoff.maxMs),
+          baseMs: timerMs().default(d.resilience.backoff.baseMs),
+          maxMs: timerMs().default(d.resilience.backoff.maxMs),
         })
         .prefault({}),
       breaker: z
@@ -158,8 +163,8 @@ export const ConfigSchema = z.strictObject({
         })
         .prefault({}),
       cooldownMs: nonNegInt().default(d.resilience.cooldownMs),
-      throttleMaxWaitMs: nonNegInt().default(d.resilience.throttleMaxWaitMs),
-      maxRetryAfterWaitMs: nonNegInt().default(d.resilience.maxRetryAfterWaitMs),
+      throttleMaxWaitMs: timerMs().default(d.resilience.throttleMaxWaitMs),
+      maxRetryAfterWaitMs: timerMs().default(d.resilience.maxRetryAfterWaitMs),
     })
     .prefault({}),
   limits: z
