@@ -6,7 +6,7 @@
  */
 import { DEFAULTS } from './defaults.js';
 import { list, num, obj, str, type Obj } from './doc.js';
-import { isLoopbackHost } from './loopback.js';
+import { isListenHost, isLoopbackHost } from './loopback.js';
 import { formatPath, problem, type PathSegment } from './path.js';
 import { checkProvider } from './provider-checks.js';
 import { envName, literalSecret, type SecretContext } from './secrets.js';
@@ -68,7 +68,8 @@ export function crossCheck(doc: unknown, ctx: CheckContext): string[] {
   const admin = literalSecret(server?.adminKey, ['server', 'adminKey'], 'SWITCHYARD_ADMIN_KEY', ctx);
   if (admin) out.push(admin);
   const host = typeof server?.host === 'string' ? server.host : DEFAULTS.server.host;
-  if (list(root.keys).length === 0 && host !== '' && !isLoopbackHost(host)) {
+  // A malformed host (or one whose ${VAR} failed) is reported as that, not also as public.
+  if (list(root.keys).length === 0 && isListenHost(host) && !isLoopbackHost(host)) {
     out.push(noKeysProblem(host));
   }
 

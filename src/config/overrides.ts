@@ -6,6 +6,7 @@
  */
 import { setIn } from './doc.js';
 import type { Env } from './interpolate.js';
+import { isListenHost, LISTEN_HOST_REASON } from './loopback.js';
 import { isRedisUrl } from './schema.js';
 
 export interface CliOverrides {
@@ -71,5 +72,6 @@ export function cliOverrideProblems(o: CliOverrides | undefined): string[] {
     problems.push('--port: must be an integer from 0 to 65535');
   }
   if (o?.host !== undefined && o.host.trim() === '') problems.push('--host: must not be empty');
+  else if (o?.host !== undefined && !isListenHost(o.host.trim())) problems.push(`--host: ${LISTEN_HOST_REASON}`);
   return problems;
 }

@@ -506,6 +506,32 @@ describe('parseConfig: overrides', () => {
     expect(() => applyOverrides(c, { port: -1 })).toThrow('--port: must be an integer from 0 to 65535');
   });
 
+  it('refuses a server.host that server.listen cannot take, once, by name (found by the config fuzz)', () => {
+    // Each passed check and then failed serve with getaddrinfo ENOTFOUND.
+    for (const host of [' 127.0.0.1 ', '127.0.0.1\n', 'http://127.0.0.1', '127.0.0.1:4000', 'not a host']) {
+      const doc = base();
+      doc.server = { host };
+      expect(problemsOf(doc), JSON.stringify(host)).toEqual([
+        'server.host: must be an IP address or a hostname (no scheme, port or spaces)',
+      ]);
+    }
+    const c = parseConfig(base(), ENV);
+    expect(() => applyOverrides(c, { host: '0.0.0.0:80' })).toThrow('--host: must be an IP address or a hostname (no scheme, port or spaces)');
+  });
+
+  it('listens on a bracketed IPv6 host without its brackets', () => {
+    const doc = base();
+    doc.server = { host: '[::1]' };
+    expect(parseConfig(doc, ENV).server.host).toBe('::1');
+    expect(applyOverrides(parseConfig(base(), ENV), { host: '[::1]' }).server.host).toBe('::1');
+  });
+
+  it('does not call a host whose ${VAR} is unset public (found by the config fuzz)', () => {
+    const doc = base();
+    doc.server = { host: '${BIND_HOST}' };
+    expect(problemsOf(doc)).toEqual(['server.host: environment variable BIND_HOST is not set']);
+  });
+
   it('treats 127.0.0.0/8, ::1 and localhost as loopback and nothing else', () => {
     for (const host of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', '0:0:0:0:0:0:0:1', 'localhost', '::ffff:127.0.0.1']) {
       expect(problemsOf(base(), { ...ENV, HOST: host }), host).toEqual([]);

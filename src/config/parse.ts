@@ -13,7 +13,7 @@ import { list, obj, setIn } from './doc.js';
 import { ConfigError } from './errors.js';
 import { interpolate, type Env, type Interpolation } from './interpolate.js';
 import { formatIssues } from './issues.js';
-import { isLoopbackHost } from './loopback.js';
+import { isLoopbackHost, unbracket } from './loopback.js';
 import { applyCliOverrides, applyEnvOverrides, cliOverrideProblems, type CliOverrides } from './overrides.js';
 import { formatPath } from './path.js';
 import { ConfigSchema, type ConfigDocument } from './schema.js';
@@ -74,7 +74,7 @@ export function applyOverrides(config: Config, overrides: CliOverrides): Config 
   const problems = cliOverrideProblems(overrides);
   const server = { ...config.server };
   if (overrides.port !== undefined) server.port = overrides.port;
-  if (overrides.host !== undefined) server.host = overrides.host.trim();
+  if (overrides.host !== undefined) server.host = unbracket(overrides.host.trim());
   if (problems.length === 0 && config.keys.length === 0 && !isLoopbackHost(server.host)) {
     problems.push(noKeysProblem(server.host));
   }

@@ -7,6 +7,7 @@
  */
 import * as z from 'zod';
 import { DEFAULTS } from './defaults.js';
+import { isListenHost, LISTEN_HOST_REASON, unbracket } from './loopback.js';
 import type { Capability, DataClass, FaultKind, ProviderType, Strategy } from './types.js';
 
 export { DEFAULTS, DEFAULT_AZURE_API_VERSION, DEFAULT_BASE_URLS, DEFAULT_LOCALITY } from './defaults.js';
@@ -131,7 +132,8 @@ const d = DEFAULTS;
 export const ConfigSchema = z.strictObject({
   server: z
     .strictObject({
-      host: nonEmpty().default(d.server.host),
+      // Brackets dropped: server.listen('[::1]') looks the text up as a name and fails.
+      host: nonEmpty().refine(isListenHost, { error: LISTEN_HOST_REASON }).transform(unbracket).default(d.server.host),
       port: z.number().int().min(0).max(65_535).default(d.server.port),
       maxBodyBytes: posInt().default(d.server.maxBodyBytes),
       adminKey: z.string().optional(),
