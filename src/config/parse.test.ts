@@ -187,6 +187,22 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
       expected: 'providers[2].baseUrl: required for type azure (the resource endpoint https://NAME.openai.azure.com)',
     },
     { name: 'non-http baseUrl', edit: (d) => (d.providers[0].baseUrl = 'ftp://x'), expected: 'providers[0].baseUrl: must be an http:// or https:// URL' },
+    {
+      // Dropped without a word when the request URL was built (found by the config fuzz).
+      name: 'credentials in a baseUrl',
+      edit: (d) => (d.providers[0].baseUrl = 'https://user:pass@proxy.example.com/v1'),
+      expected: 'providers[0].baseUrl: must not hold credentials (user:password@): give the key as apiKey: ${VAR}',
+    },
+    {
+      name: 'a query string in a baseUrl',
+      edit: (d) => (d.providers[0].baseUrl = 'https://proxy.example.com/v1?key=abc'),
+      expected: 'providers[0].baseUrl: must not have a ?query or #fragment: the gateway appends the API path to it',
+    },
+    {
+      name: 'a fragment in a baseUrl',
+      edit: (d) => (d.providers[0].baseUrl = 'https://proxy.example.com/v1#eu'),
+      expected: 'providers[0].baseUrl: must not have a ?query or #fragment: the gateway appends the API path to it',
+    },
     { name: 'simulate on a real provider', edit: (d) => (d.providers[0].simulate = {}), expected: 'providers[0].simulate: only allowed for type simulated' },
     { name: 'apiVersion off azure', edit: (d) => (d.providers[0].apiVersion = 'v1'), expected: 'providers[0].apiVersion: only allowed for type azure' },
     {

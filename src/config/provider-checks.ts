@@ -30,8 +30,9 @@ export function checkProvider(p: Obj, at: PathSegment[], ctx: SecretContext): st
   if (type === 'azure' && p.baseUrl === undefined) {
     out.push(problem([...at, 'baseUrl'], 'required for type azure (the resource endpoint https://NAME.openai.azure.com)'));
   }
-  if (baseUrl !== undefined && type !== undefined && type !== 'simulated' && !isHttpUrl(baseUrl)) {
-    out.push(problem([...at, 'baseUrl'], 'must be an http:// or https:// URL'));
+  if (baseUrl !== undefined && type !== undefined && type !== 'simulated') {
+    const why = baseUrlProblem(baseUrl);
+    if (why) out.push(problem([...at, 'baseUrl'], why));
   }
   if (p.apiVersion !== undefined && type !== undefined && type !== 'azure') {
     out.push(problem([...at, 'apiVersion'], 'only allowed for type azure'));
@@ -77,11 +78,17 @@ function providerType(v: unknown): ProviderType | undefined {
   return (PROVIDER_TYPES as readonly unknown[]).includes(v) ? (v as ProviderType) : undefined;
 }
 
-function isHttpUrl(s: string): boolean {
+function baseUrlProblem(s: string): string | undefined {
+  let u: URL;
   try {
-    const u = new URL(s);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+    u = new URL(s);
   } catch {
-    return false;
+    return 'must be an http:// or https:// URL';
   }
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '') return 'must be an http:// or https:// URL';
+  // The adapters build each request URL from the origin and path alone: user:password@, a
+  // ?query and a #fragment were dropped without a word (and a password is a literal secret).
+  if (u.username !== '' || u.password !== '') return 'must not hold credentials (user:password@): give the key as apiKey: ${VAR}';
+  if (u.search !== '' || u.hash !== '') return 'must not have a ?query or #fragment: the gateway appends the API path to it';
+  return undefined;
 }
