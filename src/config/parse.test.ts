@@ -203,6 +203,17 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
       edit: (d) => (d.providers[0].baseUrl = 'https://proxy.example.com/v1#eu'),
       expected: 'providers[0].baseUrl: must not have a ?query or #fragment: the gateway appends the API path to it',
     },
+    {
+      // undici refuses to send it: every request failed over as a network error (found by the config fuzz).
+      name: 'a header the HTTP client sets itself',
+      edit: (d) => (d.providers[0].headers = { 'Content-Length': '5' }),
+      expected: 'providers[0].headers.Content-Length: set by the HTTP client itself, it cannot be configured',
+    },
+    {
+      name: 'a header value with a control character',
+      edit: (d) => (d.providers[0].headers = { 'x-team': 'a\u0001b', 'x-ok': 'tab\there, café' }),
+      expected: 'providers[0].headers.x-team: must hold only printable characters up to U+00FF (tabs allowed)',
+    },
     { name: 'simulate on a real provider', edit: (d) => (d.providers[0].simulate = {}), expected: 'providers[0].simulate: only allowed for type simulated' },
     { name: 'apiVersion off azure', edit: (d) => (d.providers[0].apiVersion = 'v1'), expected: 'providers[0].apiVersion: only allowed for type azure' },
     {

@@ -11,6 +11,10 @@ import type { FaultKind, ProviderType } from './types.js';
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const BAD_HEADER_VALUE = /[\r\n\0]/;
+// What the HTTP client (undici) refuses to send: with any of these every request to the
+// provider failed, as a network error at request time, from a config that passed check.
+const UNSENDABLE_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+const UNSENDABLE_HEADER_NAMES: ReadonlySet<string> = new Set(['content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect']);
 
 /** Fault fields and the kinds they belong to. */
 const FAULT_FIELD_KINDS: Readonly<Record<string, readonly FaultKind[]>> = {
@@ -47,8 +51,12 @@ export function checkProvider(p: Obj, at: PathSegment[], ctx: SecretContext): st
   const headers = obj(p.headers);
   for (const [name, value] of Object.entries(headers ?? {})) {
     if (!HEADER_NAME.test(name)) out.push(problem([...at, 'headers', name], 'not a valid HTTP header name'));
-    else if (typeof value === 'string' && BAD_HEADER_VALUE.test(value)) {
+    else if (UNSENDABLE_HEADER_NAMES.has(name.toLowerCase())) {
+      out.push(problem([...at, 'headers', name], 'set by the HTTP client itself, it cannot be configured'));
+    } else if (typeof value === 'string' && BAD_HEADER_VALUE.test(value)) {
       out.push(problem([...at, 'headers', name], 'must not contain line breaks'));
+    } else if (typeof value === 'string' && UNSENDABLE_HEADER_VALUE.test(value)) {
+      out.push(problem([...at, 'headers', name], 'must hold only printable characters up to U+00FF (tabs allowed)'));
     }
   }
 
