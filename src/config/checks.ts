@@ -14,6 +14,13 @@ import { didYouMean } from './suggest.js';
 
 export type CheckContext = SecretContext;
 
+/**
+ * The memory trace store allocates its columns up front: a capacity of a billion
+ * passed check and then stopped serve with "Invalid array length". This bound is
+ * below where the allocation fails (~330 million) and far above any real use.
+ */
+export const MAX_MEMORY_TRACES = 100_000_000;
+
 export function crossCheck(doc: unknown, ctx: CheckContext): string[] {
   const root = obj(doc);
   if (root === undefined) return [];
@@ -76,6 +83,12 @@ export function crossCheck(doc: unknown, ctx: CheckContext): string[] {
   const state = obj(root.state);
   if (state?.backend === 'redis' && state.redisUrl === undefined) {
     out.push(problem(['state', 'redisUrl'], 'required when state.backend is redis (or set REDIS_URL)'));
+  }
+
+  const traces = obj(root.traces);
+  const capacity = num(traces?.capacity);
+  if ((traces?.store ?? DEFAULTS.traces.store) === 'memory' && capacity !== undefined && capacity > MAX_MEMORY_TRACES) {
+    out.push(problem(['traces', 'capacity'], `at most ${MAX_MEMORY_TRACES} for store memory (use store: sqlite to keep more)`));
   }
 
   const backoff = obj(obj(root.resilience)?.backoff);

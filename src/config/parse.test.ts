@@ -214,6 +214,12 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
       edit: (d) => (d.providers[0].headers = { 'x-team': 'a\u0001b', 'x-ok': 'tab\there, café' }),
       expected: 'providers[0].headers.x-team: must hold only printable characters up to U+00FF (tabs allowed)',
     },
+    {
+      // serve allocated it up front and stopped with "Invalid array length" (found by the config fuzz).
+      name: 'a memory trace store too large to allocate',
+      edit: (d) => (d.traces = { capacity: 1e12 }),
+      expected: 'traces.capacity: at most 100000000 for store memory (use store: sqlite to keep more)',
+    },
     { name: 'simulate on a real provider', edit: (d) => (d.providers[0].simulate = {}), expected: 'providers[0].simulate: only allowed for type simulated' },
     { name: 'apiVersion off azure', edit: (d) => (d.providers[0].apiVersion = 'v1'), expected: 'providers[0].apiVersion: only allowed for type azure' },
     {
