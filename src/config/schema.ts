@@ -37,8 +37,9 @@ const nonNegInt = () => z.number().int().min(0);
 // Durations that end up in a Node timer: past 2^31-1 ms (24.8 days) setTimeout fires after 1 ms
 // instead, so shutdownGraceMs: 3000000000 would cut in-flight requests at once.
 const MAX_TIMER_MS = 2_147_483_647;
-const timerMs = () => nonNegInt().max(MAX_TIMER_MS);
-const posTimerMs = () => posInt().max(MAX_TIMER_MS);
+// The bound first, ending the checks when it fails: else int() adds its own bound, 2^53-1, as a second problem.
+const timerMs = () => z.number().max(MAX_TIMER_MS, { abort: true }).int().min(0);
+const posTimerMs = () => z.number().max(MAX_TIMER_MS, { abort: true }).int().positive();
 const nonEmpty = () => z.string().min(1);
 const noSlash = () =>
   nonEmpty().refine((s) => !s.includes('/'), { error: 'must not contain "/" (it separates PROVIDER/MODEL)' });
