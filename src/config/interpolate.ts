@@ -24,6 +24,8 @@ export interface Interpolation {
   problems: string[];
   /** Paths whose string consisted only of `${...}` references. */
   fromEnv: Set<string>;
+  /** Paths whose string held at least one `${...}` reference (`Bearer ${KEY}`). */
+  referenced: Set<string>;
   /** Paths re-read from one `${...}` into a number, boolean or null, with the text it replaced. */
   reread: Map<string, string>;
   /** Paths that could not be resolved: any later problem at or under them is noise. */
@@ -43,6 +45,7 @@ export function interpolate(doc: unknown, env: Env): Interpolation {
     value: undefined,
     problems: [],
     fromEnv: new Set(),
+    referenced: new Set(),
     reread: new Map(),
     failed: new Set(),
   };
@@ -100,6 +103,7 @@ function expandValue(text: string, path: PathSegment[], env: Env, out: Interpola
     out.failed.add(at);
     return text;
   }
+  if (parts.some((p) => typeof p !== 'string')) out.referenced.add(at);
   if (parts.length > 0 && parts.every((p) => typeof p !== 'string')) out.fromEnv.add(at);
   if (parts.length === 1 && typeof parts[0] !== 'string' && value !== '') {
     const scalar = rereadScalar(value);

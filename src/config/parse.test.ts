@@ -210,6 +210,17 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
       expected: 'providers[0].headers.Content-Length: set by the HTTP client itself, it cannot be configured',
     },
     {
+      // The contract's rule for apiKey, for the headers that carry one (found by the config fuzz).
+      name: 'a credential written out in a provider header',
+      edit: (d) => (d.providers[0].headers = { Authorization: 'Bearer sk-live-abc', 'x-team': 'a' }),
+      expected: 'providers[0].headers.Authorization: holds a credential: it must come from the environment, e.g. "Bearer ${OPENAI_API_KEY}", not a literal secret',
+    },
+    {
+      name: 'an api-key header written out',
+      edit: (d) => (d.providers[0].headers = { 'X-Api-Key': 'abc' }),
+      expected: 'providers[0].headers.X-Api-Key: holds a credential: it must come from the environment, e.g. "${OPENAI_API_KEY}", not a literal secret',
+    },
+    {
       name: 'a header value with a control character',
       edit: (d) => (d.providers[0].headers = { 'x-team': 'a\u0001b', 'x-ok': 'tab\there, café' }),
       expected: 'providers[0].headers.x-team: must hold only printable characters up to U+00FF (tabs allowed)',
@@ -479,10 +490,23 @@ describe('parseConfig: interpolated values', () => {
     expect('adminKey' in c.server).toBe(false);
   });
 
+  it('takes a credential header from the environment, whole or as part of its value', () => {
+    const doc = base();
+    doc.providers[0].headers = { authorization: 'Bearer ${PROXY_KEY}', 'x-api-key': '${PROXY_KEY}', 'x-team': 'plain' };
+    const c = parseConfig(doc, { ...ENV, PROXY_KEY: 'pk-1' });
+    expect(c.providers[0].headers).toEqual({ authorization: 'Bearer pk-1', 'x-api-key': 'pk-1', 'x-team': 'plain' });
+    // A `$${` is a literal `${`, no reference: still a literal secret.
+    doc.providers[0].headers = { authorization: 'Bearer $${PROXY_KEY}' };
+    expect(problemsOf(doc)).toEqual([expect.stringMatching(/^providers\[0\]\.headers\.authorization: holds a credential/)]);
+  });
+
   it('accepts literal secrets only when asked (documents built in code)', () => {
     const doc = base();
     doc.providers[0].apiKey = 'sk-from-code';
-    expect(parseConfig(doc, {}, { allowLiteralSecrets: true }).providers[0].apiKey).toBe('sk-from-code');
+    doc.providers[0].headers = { authorization: 'Bearer from-code' };
+    const c = parseConfig(doc, {}, { allowLiteralSecrets: true });
+    expect(c.providers[0].apiKey).toBe('sk-from-code');
+    expect(c.providers[0].headers.authorization).toBe('Bearer from-code');
   });
 });
 

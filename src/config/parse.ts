@@ -54,7 +54,7 @@ export function parseConfig(doc: unknown, env: Env = process.env, options: Parse
   found.push(...applyCliOverrides(raw, options.overrides));
   const { data, problems: schemaProblems } = validate(raw, interpolated);
   found.push(...schemaProblems);
-  found.push(...crossCheck(raw, { fromEnv: interpolated.fromEnv, allowLiteralSecrets: options.allowLiteralSecrets ?? false }));
+  found.push(...crossCheck(raw, { fromEnv: interpolated.fromEnv, referenced: interpolated.referenced, allowLiteralSecrets: options.allowLiteralSecrets ?? false }));
 
   // A field whose ${VAR} failed is reported once, as that; whatever else it trips is noise.
   const failed = [...interpolated.failed];

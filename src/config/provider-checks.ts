@@ -6,7 +6,7 @@
 import { list, obj, str, type Obj } from './doc.js';
 import { problem, type PathSegment } from './path.js';
 import { PROVIDER_TYPES } from './schema.js';
-import { envName, literalSecret, type SecretContext } from './secrets.js';
+import { envName, literalCredentialHeader, literalSecret, type SecretContext } from './secrets.js';
 import type { FaultKind, ProviderType } from './types.js';
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -57,6 +57,9 @@ export function checkProvider(p: Obj, at: PathSegment[], ctx: SecretContext): st
       out.push(problem([...at, 'headers', name], 'must not contain line breaks'));
     } else if (typeof value === 'string' && UNSENDABLE_HEADER_VALUE.test(value)) {
       out.push(problem([...at, 'headers', name], 'must hold only printable characters up to U+00FF (tabs allowed)'));
+    } else {
+      const secret = literalCredentialHeader(name, value, [...at, 'headers', name], `${envName(p.id)}_API_KEY`, ctx);
+      if (secret) out.push(secret);
     }
   }
 
