@@ -56,7 +56,16 @@ export async function startSwitchyard(config: Config, opts: StartOptions = {}): 
     onInternalError: (err, requestId) =>
       logger.error({ event: 'internal_error', requestId, err: err instanceof Error ? err.message : String(err) }, 'internal error'),
   }, opts.server);
-  const addr = await server.listen(opts.port ?? config.server.port, opts.host ?? config.server.host);
+  const port = opts.port ?? config.server.port;
+  const host = opts.host ?? config.server.host;
+  let addr: Awaited<ReturnType<SwitchyardServer['listen']>>;
+  try {
+    addr = await server.listen(port, host);
+  } catch (err) {
+    // Nothing listens: release what was built (pools, trace store, timers) for an embedder that carries on.
+    await Promise.allSettled([gateway.close(), observability.close()]);
+    throw listenError(err, host, port);
+  }
   let closed: Promise<void> | undefined;
   return {
     gateway,
@@ -72,4 +81,18 @@ export async function startSwitchyard(config: Config, opts: StartOptions = {}): 
       return closed;
     },
   };
+}
+
+/** Why `host:port` cannot be listened on, in the config's words: node's says `getaddrinfo ENOTFOUND x`. */
+function listenError(err: unknown, host: string, port: number): Error {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  const at = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const why =
+    code === 'EADDRINUSE' ? ['server.port', 'the port is already in use']
+    : code === 'EACCES' ? ['server.port', 'permission denied (ports below 1024 need privileges)']
+    : code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME' ? ['server.host', 'the host name does not resolve']
+    : code === 'EADDRNOTAVAIL' ? ['server.host', 'no network interface of this machine has that address']
+    : undefined;
+  const message = why ? `${why[0]}: cannot listen on ${at}: ${why[1]}` : `cannot listen on ${at}: ${err instanceof Error ? err.message : String(err)}`;
+  return new Error(message, { cause: err });
 }

@@ -60,13 +60,18 @@ export function createObservability(bus: EventBus, config: Config, opts: Observa
 function createTraceStore(config: Config, logger: Logger, clock: Clock | undefined): TraceStore {
   const { store, capacity, path, maxAgeMs } = config.traces;
   if (store === 'memory') return new MemoryTraceStore(capacity);
-  return new SqliteTraceStore({
-    path,
-    capacity,
-    maxAgeMs,
-    clock,
-    onError: (err) => logger.error({ event: 'traces', err: errorMessage(err) }, 'trace store write failed; batch dropped'),
-  });
+  try {
+    return new SqliteTraceStore({
+      path,
+      capacity,
+      maxAgeMs,
+      clock,
+      onError: (err) => logger.error({ event: 'traces', err: errorMessage(err) }, 'trace store write failed; batch dropped'),
+    });
+  } catch (err) {
+    // SQLite's own words ("unable to open database file") name neither the file nor the setting.
+    throw new Error(`traces.path: cannot open the trace database ${path}: ${errorMessage(err)}`, { cause: err });
+  }
 }
 
 function errorMessage(err: unknown): string {

@@ -242,7 +242,8 @@ describe('switchyard serve (a real process)', () => {
       const p = cli(['serve', '--config', configFile, '--port', String(taken.port)]);
       const { code } = await p.exited;
       expect(code).toBe(1);
-      expect(p.output.join('\n')).toMatch(/EADDRINUSE/);
+      // In the config's words: node's own is `listen EADDRINUSE: address already in use`.
+      expect(p.output.join('\n')).toContain(`server.port: cannot listen on 127.0.0.1:${taken.port}: the port is already in use`);
     } finally {
       taken.server.close();
     }

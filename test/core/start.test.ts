@@ -1,9 +1,14 @@
 /**
- * What start-up says about a config it runs. `state.backend: redis` is accepted
+ * What start-up says about a config it runs, and about one it cannot run. `state.backend: redis` is accepted
  * (so configs written for shared state load), but shared state is not built
  * yet: start-up must say so, not pretend. A hosted provider without a key is
  * warned about once, as `check` does, not discovered as 401s.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/parse.js';
@@ -60,5 +65,37 @@ it('warns at start-up about a hosted provider without a key, naming the field, a
     expect(lines.join('')).not.toContain('sk-test-not-logged');
   } finally {
     await running.close(0);
+  }
+});
+
+const SIMULATED = { providers: [{ id: 'p', type: 'simulated' }], models: [{ name: 'm', deployments: [{ provider: 'p', model: 'x' }] }] };
+
+it('says which setting stops it listening, in the config\'s words: a port in use, a host that does not resolve', async () => {
+  const taken = createServer().listen(0, '127.0.0.1');
+  await once(taken, 'listening');
+  const port = (taken.address() as { port: number }).port;
+  try {
+    await expect(startSwitchyard(parseConfig(SIMULATED, {}), { port, host: '127.0.0.1' })).rejects.toThrow(
+      `server.port: cannot listen on 127.0.0.1:${port}: the port is already in use`,
+    );
+  } finally {
+    taken.close();
+  }
+  // .invalid never resolves (RFC 6761); without a network the lookup fails the same way.
+  await expect(startSwitchyard(parseConfig(SIMULATED, {}), { port: 0, host: 'gateway.invalid' })).rejects.toThrow(
+    'server.host: cannot listen on gateway.invalid:0: the host name does not resolve',
+  );
+});
+
+it('names traces.path and the file when the trace database cannot be opened', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-start-'));
+  try {
+    // A directory where the database file should be: SQLite says only "unable to open database file".
+    const config = parseConfig({ ...SIMULATED, traces: { store: 'sqlite', path: dir } }, {});
+    await expect(startSwitchyard(config, { port: 0, host: '127.0.0.1' })).rejects.toThrow(
+      new RegExp(`^traces\\.path: cannot open the trace database ${dir}: `),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
