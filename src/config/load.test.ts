@@ -119,6 +119,22 @@ models:
     ]);
   });
 
+  it('reads a file that declares %YAML 1.1 as YAML 1.2 too: its tags are refused, yes stays text', () => {
+    // The directive switched the parser to its 1.1 schema, where !!omap is known: port 1 became 4000 again.
+    write('v11.yaml', '%YAML 1.1\n---\nproviders: [{ id: sim, type: simulated }]\nserver: !!omap [ { port: 1 } ]\n');
+    expect(problemsOf(() => loadConfig({ path: 'v11.yaml', env: {}, cwd: dir }))).toEqual([
+      'v11.yaml:4:9: unsupported tag !!omap: write a plain value, list or mapping',
+    ]);
+    // 1.1's implicit types (yes → true, 2001-12-14 → a Date) are not applied either; merge keys still are.
+    const v11 = '%YAML 1.1\n---\nproviders: [&p { id: a, type: simulated }, { <<: *p, id: b }]\nmodels: [{ name: m, deployments: [{ provider: b, model: 2001-12-14 }] }]\n';
+    write('v11b.yaml', v11);
+    const { config } = loadConfig({ path: 'v11b.yaml', env: {}, cwd: dir });
+    expect(config.providers.map((p) => [p.id, p.type])).toEqual([['a', 'simulated'], ['b', 'simulated']]);
+    expect(config.models[0].deployments[0].model).toBe('2001-12-14');
+    write('v11c.yaml', `${v11}resilience: { streamResume: yes }\n`);
+    expect(problemsOf(() => loadConfig({ path: 'v11c.yaml', env: {}, cwd: dir }))).toEqual(['resilience.streamResume: expected boolean, got a string']);
+  });
+
   it('says a second YAML document is not read, in words for the user (found by the config fuzz)', () => {
     write('two.yaml', 'providers: [{ id: sim, type: simulated }]\n---\nserver: { port: 5 }\n');
     expect(problemsOf(() => loadConfig({ path: 'two.yaml', env: {}, cwd: dir }))).toEqual([

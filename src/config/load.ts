@@ -108,8 +108,10 @@ function parseYaml(text: string, name: string): unknown {
   // resolveKnownTags: false, so YAML 1.1 tags (!!set, !!omap, !!timestamp, !!binary) are not
   // turned into a Set, Map, Date or bytes that the schema would read as an empty object,
   // dropping what they hold; like any unknown tag they are refused below instead.
+  // schema: 'core' even under a `%YAML 1.1` directive, which would otherwise switch to the 1.1
+  // schema, where those tags are known again (and yes/no, dates and 0777 read as 1.1 reads them).
   // logLevel: the problems are reported here, not as process warnings on stderr.
-  const doc = parseDocument(text, { merge: true, prettyErrors: true, resolveKnownTags: false, logLevel: 'error' });
+  const doc = parseDocument(text, { merge: true, prettyErrors: true, schema: 'core', resolveKnownTags: false, logLevel: 'error' });
   const tags = doc.warnings.filter((w) => w.code === 'TAG_RESOLVE_FAILED');
   if (doc.errors.length > 0 || tags.length > 0) {
     throw new ConfigError([...doc.errors, ...tags].map((e) => located(name, e.linePos?.[0], yamlReason(e.code, e.message))));
