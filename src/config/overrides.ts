@@ -44,7 +44,8 @@ export function applyEnvOverrides(doc: unknown, env: Env): string[] {
   }
 
   const host = env.HOST?.trim();
-  if (host) setIn(doc, ['server', 'host'], host);
+  if (host && !isListenHost(host)) problems.push(`env.HOST: ${LISTEN_HOST_REASON}`);
+  else if (host) setIn(doc, ['server', 'host'], host);
 
   const redisUrl = env.REDIS_URL?.trim();
   if (redisUrl) {

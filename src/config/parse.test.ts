@@ -279,6 +279,13 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
     },
     { name: 'bad REDIS_URL', edit: () => {}, env: { ...ENV, REDIS_URL: 'localhost:6379' }, expected: 'env.REDIS_URL: must be a redis:// or rediss:// URL' },
     {
+      // Named as the variable, like every other bad one: the file's server.host is not at fault.
+      name: 'bad HOST',
+      edit: () => {},
+      env: { ...ENV, HOST: 'http://0.0.0.0:4000' },
+      expected: 'env.HOST: must be an IP address or a hostname (no scheme, port or spaces)',
+    },
+    {
       name: 'HOST=0.0.0.0 without keys',
       edit: () => {},
       env: { ...ENV, HOST: '0.0.0.0' },
