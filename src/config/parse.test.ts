@@ -579,6 +579,10 @@ describe('parseConfig: overrides', () => {
         'server.host: must be an IP address or a hostname (no scheme, port or spaces)',
       ]);
     }
+    // Empty is one problem, said as that.
+    const empty = base();
+    empty.server = { host: '' };
+    expect(problemsOf(empty)).toEqual(['server.host: must not be empty']);
     const c = parseConfig(base(), ENV);
     expect(() => applyOverrides(c, { host: '0.0.0.0:80' })).toThrow('--host: must be an IP address or a hostname (no scheme, port or spaces)');
   });

@@ -134,7 +134,8 @@ export const ConfigSchema = z.strictObject({
   server: z
     .strictObject({
       // Brackets dropped: server.listen('[::1]') looks the text up as a name and fails.
-      host: nonEmpty().refine(isListenHost, { error: LISTEN_HOST_REASON }).transform(unbracket).default(d.server.host),
+      // Empty is said as that alone (abort), not also as a malformed host.
+      host: z.string().min(1, { abort: true }).refine(isListenHost, { error: LISTEN_HOST_REASON }).transform(unbracket).default(d.server.host),
       port: z.number().int().min(0).max(65_535).default(d.server.port),
       maxBodyBytes: posInt().default(d.server.maxBodyBytes),
       adminKey: z.string().optional(),
