@@ -3,6 +3,7 @@
  * `switchyard check --config FILE`, parsed with node:util's parseArgs.
  */
 import { parseArgs } from 'node:util';
+import { isListenHost, LISTEN_HOST_REASON } from '../config/loopback.js';
 
 export interface CliArgs {
   command: 'serve' | 'check' | 'help';
@@ -35,5 +36,8 @@ export function parseCli(argv: string[]): CliArgs {
     port = Number(values.port);
     if (!/^\d+$/.test(values.port) || port > 65535) throw new Error(`--port must be a number from 0 to 65535, got '${values.port}'`);
   }
+  // Checked here too, so a bad --host is a usage error (exit 2) like a bad --port, not a config problem.
+  if (values.host !== undefined && values.host.trim() === '') throw new Error('--host must not be empty');
+  if (values.host !== undefined && !isListenHost(values.host.trim())) throw new Error(`--host ${LISTEN_HOST_REASON}, got '${values.host}'`);
   return { command, config: values.config, port, host: values.host };
 }

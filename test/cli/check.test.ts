@@ -171,4 +171,15 @@ models:
       expect(lines(err).join('\n')).toMatch(/port|command|argument|option/i);
     }
   });
+
+  it('exits 2 on a bad --host, as on a bad --port: a usage error, not a problem in the file', async () => {
+    for (const host of ['http://0.0.0.0', '127.0.0.1:4000', '', ' ']) {
+      err.mockClear();
+      expect(await main(['check', '--config', 'x.yaml', '--host', host]), JSON.stringify(host)).toBe(2);
+      expect(lines(err)[0]).toMatch(/^--host must /);
+    }
+    // A bracketed IPv6 address is a good one.
+    err.mockClear();
+    expect(await main(['check', '--config', file('ok.yaml', 'providers: [{ id: sim, type: simulated }]\n'), '--host', '[::1]'])).toBe(0);
+  });
 });
