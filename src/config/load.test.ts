@@ -101,6 +101,9 @@ models:
     expect(problemsOf(() => loadConfig({ path: 'latin1.yaml', env: {}, cwd: dir }))).toEqual([
       'latin1.yaml:3:16: not valid UTF-8 (save the file as UTF-8)',
     ]);
+    // The column counts characters, as the YAML parser's do: 日本 is two columns, not six bytes.
+    writeFileSync(join(dir, 'wide.yaml'), Buffer.concat([Buffer.from('models:\n  - { name: "日本", x: caf'), Buffer.from([0xe9]), Buffer.from(' }\n')]));
+    expect(problemsOf(() => loadConfig({ path: 'wide.yaml', env: {}, cwd: dir }))).toEqual(['wide.yaml:2:25: not valid UTF-8 (save the file as UTF-8)']);
     // A byte-order mark and real UTF-8 are fine.
     write('bom.yaml', '\uFEFFproviders: [{ id: sim, type: simulated }]\nmodels:\n  - { name: café, deployments: [{ provider: sim, model: m }] }\n');
     expect(loadConfig({ path: 'bom.yaml', env: {}, cwd: dir }).config.models[0].name).toBe('café');

@@ -99,7 +99,8 @@ function decodeUtf8(bytes: Buffer, name: string): string {
     while (lo > 0 && !isUtf8(bytes.subarray(0, lo))) lo--;
     const before = bytes.subarray(0, lo);
     const line = before.filter((b) => b === 0x0a).length + 1;
-    const col = lo - before.lastIndexOf(0x0a);
+    // In characters, as the YAML parser counts (the prefix is valid UTF-8; a BOM is not a column).
+    const col = before.subarray(before.lastIndexOf(0x0a) + 1).toString('utf8').replace(/^\uFEFF/, '').length + 1;
     throw new ConfigError([located(name, { line, col }, 'not valid UTF-8 (save the file as UTF-8)')]);
   }
 }
