@@ -157,6 +157,11 @@ models:
     const [deep, ...rest] = problemsOf(() => loadConfig({ path: 'deep.json', env: {}, cwd: dir }));
     expect(deep).toMatch(/^server(\[0\]){31}: nested more than 32 levels deep$/);
     expect(rest).toEqual(['server: expected object, got a list']);
+    // YAML that deep stops the YAML parser itself: said as the nesting, not as its stack.
+    write('deep.yaml', `providers: [{ id: sim, type: simulated }]\nserver: ${'['.repeat(5000)}${']'.repeat(5000)}\n`);
+    expect(problemsOf(() => loadConfig({ path: 'deep.yaml', env: {}, cwd: dir }))).toEqual([
+      expect.stringMatching(/^deep\.yaml:2:\d+: nested too deep \(more than 32 levels\)$/),
+    ]);
   });
 
   it('reports a missing or empty file', () => {

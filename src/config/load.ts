@@ -9,7 +9,7 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDocument, type YAMLError } from 'yaml';
 import { ConfigError } from './errors.js';
-import type { Env } from './interpolate.js';
+import { MAX_DEPTH, type Env } from './interpolate.js';
 import type { CliOverrides } from './overrides.js';
 import { parseConfig } from './parse.js';
 import type { Config } from './types.js';
@@ -115,7 +115,9 @@ function parseYaml(text: string, name: string): unknown {
   const doc = parseDocument(text, { merge: true, prettyErrors: true, schema: 'core', resolveKnownTags: false, logLevel: 'error' });
   const tags = doc.warnings.filter((w) => w.code === 'TAG_RESOLVE_FAILED');
   if (doc.errors.length > 0 || tags.length > 0) {
-    throw new ConfigError([...doc.errors, ...tags].map((e) => located(name, e.linePos?.[0], yamlReason(e.code, e.message))));
+    // A parser out of stack may say so more than once, a column apart: once is enough.
+    const errors = doc.errors.filter((e, i) => e.code !== 'RESOURCE_EXHAUSTION' || doc.errors.findIndex((f) => f.code === e.code) === i);
+    throw new ConfigError([...errors, ...tags].map((e) => located(name, e.linePos?.[0], yamlReason(e.code, e.message))));
   }
   try {
     return doc.toJS({ maxAliasCount: 1000 });
@@ -157,6 +159,8 @@ function located(name: string, pos: { line: number; col: number } | undefined, r
 function yamlReason(code: string, message: string): string {
   const reason = stripYamlContext(message);
   if (code === 'MULTIPLE_DOCS') return 'more than one YAML document (a second ---): a config file holds one';
+  // The parser's own stack ran out (some hundreds of levels): interpolate.ts stops at MAX_DEPTH anyway.
+  if (code === 'RESOURCE_EXHAUSTION' && /call stack/i.test(reason)) return `nested too deep (more than ${MAX_DEPTH} levels)`;
   const tag = /^Unresolved tag: (.*)$/.exec(reason)?.[1];
   if (code === 'TAG_RESOLVE_FAILED' && tag !== undefined) {
     return `unsupported tag ${tag.replace(/^tag:yaml\.org,2002:/, '!!')}: write a plain value, list or mapping`;
