@@ -231,6 +231,12 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
       edit: (d) => (d.traces = { capacity: 1e12 }),
       expected: 'traces.capacity: at most 100000000 for store memory (use store: sqlite to keep more)',
     },
+    {
+      // Its interval, 1000/tokensPerSecond ms, is a timer: past 2^31-1 ms Node fires it after 1 ms (found by review).
+      name: 'a simulator pace too slow for a timer',
+      edit: (d) => (d.providers[1].simulate = { tokensPerSecond: 1e-7 }),
+      expected: 'providers[1].simulate.tokensPerSecond: must be >= 0.001',
+    },
     { name: 'simulate on a real provider', edit: (d) => (d.providers[0].simulate = {}), expected: 'providers[0].simulate: only allowed for type simulated' },
     { name: 'apiVersion off azure', edit: (d) => (d.providers[0].apiVersion = 'v1'), expected: 'providers[0].apiVersion: only allowed for type azure' },
     {

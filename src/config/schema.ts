@@ -73,7 +73,8 @@ const FaultSchema = z.strictObject({
 const SimulateSchema = z.strictObject({
   latencyMs: timerMs().default(DEFAULTS.simulate.latencyMs),
   ttftMs: timerMs().default(DEFAULTS.simulate.ttftMs),
-  tokensPerSecond: z.number().positive().default(DEFAULTS.simulate.tokensPerSecond),
+  // One piece every 1000/tokensPerSecond ms goes into a timer: below 0.001 (a piece every ~17 minutes) it could pass the timer cap.
+  tokensPerSecond: z.number().min(0.001).default(DEFAULTS.simulate.tokensPerSecond),
   rpmLimit: posInt().optional(),
   faults: z.array(FaultSchema).default([]),
   reply: z.string().optional(),
