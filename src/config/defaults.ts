@@ -48,6 +48,17 @@ export const DEFAULTS = {
 } as const;
 
 /** The public API root per provider type, as that provider's SDK takes it. Azure has none. */
+/** The header each provider type's `apiKey` is sent in (the adapters set it; none for the simulator). */
+export const API_KEY_HEADERS: Readonly<Record<ProviderType, string | undefined>> = {
+  openai: 'authorization',
+  azure: 'api-key',
+  anthropic: 'x-api-key',
+  gemini: 'x-goog-api-key',
+  cohere: 'authorization',
+  ollama: 'authorization',
+  simulated: undefined,
+};
+
 export const DEFAULT_BASE_URLS: Readonly<Record<ProviderType, string | undefined>> = {
   openai: 'https://api.openai.com/v1',
   azure: undefined,

@@ -212,13 +212,27 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
     {
       // The contract's rule for apiKey, for the headers that carry one (found by the config fuzz).
       name: 'a credential written out in a provider header',
-      edit: (d) => (d.providers[0].headers = { Authorization: 'Bearer sk-live-abc', 'x-team': 'a' }),
+      edit: (d) => {
+        delete d.providers[0].apiKey; // the header instead
+        d.providers[0].headers = { Authorization: 'Bearer sk-live-abc', 'x-team': 'a' };
+      },
       expected: 'providers[0].headers.Authorization: holds a credential: it must come from the environment, e.g. "Bearer ${OPENAI_API_KEY}", not a literal secret',
     },
     {
       name: 'an api-key header written out',
       edit: (d) => (d.providers[0].headers = { 'X-Api-Key': 'abc' }),
       expected: 'providers[0].headers.X-Api-Key: holds a credential: it must come from the environment, e.g. "${OPENAI_API_KEY}", not a literal secret',
+    },
+    {
+      name: 'one header twice, in two cases',
+      edit: (d) => (d.providers[0].headers = { 'X-Team': 'a', 'x-team': 'b' }),
+      expected: 'providers[0].headers.x-team: the same header as X-Team (names are case-insensitive)',
+    },
+    {
+      // Both would be sent, and the upstream would take either (found by review).
+      name: 'the key given twice: apiKey and its own header',
+      edit: (d) => (d.providers[0].headers = { Authorization: 'Bearer ${OPENAI_API_KEY}' }),
+      expected: 'providers[0].headers.Authorization: apiKey is already sent as authorization for type openai: give one or the other',
     },
     {
       name: 'a header value with a control character',
@@ -505,6 +519,7 @@ describe('parseConfig: interpolated values', () => {
 
   it('takes a credential header from the environment, whole or as part of its value', () => {
     const doc = base();
+    delete doc.providers[0].apiKey; // the header instead
     doc.providers[0].headers = { authorization: 'Bearer ${PROXY_KEY}', 'x-api-key': '${PROXY_KEY}', 'x-team': 'plain' };
     const c = parseConfig(doc, { ...ENV, PROXY_KEY: 'pk-1' });
     expect(c.providers[0].headers).toEqual({ authorization: 'Bearer pk-1', 'x-api-key': 'pk-1', 'x-team': 'plain' });
@@ -516,10 +531,10 @@ describe('parseConfig: interpolated values', () => {
   it('accepts literal secrets only when asked (documents built in code)', () => {
     const doc = base();
     doc.providers[0].apiKey = 'sk-from-code';
-    doc.providers[0].headers = { authorization: 'Bearer from-code' };
+    doc.providers[0].headers = { 'proxy-authorization': 'Bearer from-code' };
     const c = parseConfig(doc, {}, { allowLiteralSecrets: true });
     expect(c.providers[0].apiKey).toBe('sk-from-code');
-    expect(c.providers[0].headers.authorization).toBe('Bearer from-code');
+    expect(c.providers[0].headers['proxy-authorization']).toBe('Bearer from-code');
   });
 });
 

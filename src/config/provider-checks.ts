@@ -5,6 +5,7 @@
  */
 import { list, obj, str, type Obj } from './doc.js';
 import { problem, type PathSegment } from './path.js';
+import { API_KEY_HEADERS } from './defaults.js';
 import { PROVIDER_TYPES } from './schema.js';
 import { envName, literalCredentialHeader, literalSecret, type SecretContext } from './secrets.js';
 import type { FaultKind, ProviderType } from './types.js';
@@ -49,8 +50,18 @@ export function checkProvider(p: Obj, at: PathSegment[], ctx: SecretContext): st
   if (keyProblem) out.push(keyProblem);
 
   const headers = obj(p.headers);
+  // An empty ${VAR:-} apiKey is no key (the schema drops it).
+  const hasKey = typeof p.apiKey === 'string' && p.apiKey !== '';
+  // Header names are case-insensitive: `X-Team` and `x-team` would both be sent, and an upstream keeps either.
+  const seen = new Map<string, string>();
   for (const [name, value] of Object.entries(headers ?? {})) {
+    const first = seen.get(name.toLowerCase());
+    if (first === undefined) seen.set(name.toLowerCase(), name);
     if (!HEADER_NAME.test(name)) out.push(problem([...at, 'headers', name], 'not a valid HTTP header name'));
+    else if (first !== undefined) out.push(problem([...at, 'headers', name], `the same header as ${first} (names are case-insensitive)`));
+    else if (type !== undefined && hasKey && name.toLowerCase() === API_KEY_HEADERS[type]) {
+      out.push(problem([...at, 'headers', name], `apiKey is already sent as ${API_KEY_HEADERS[type]} for type ${type}: give one or the other`));
+    }
     else if (UNSENDABLE_HEADER_NAMES.has(name.toLowerCase())) {
       out.push(problem([...at, 'headers', name], 'set by the HTTP client itself, it cannot be configured'));
     } else if (typeof value === 'string' && BAD_HEADER_VALUE.test(value)) {

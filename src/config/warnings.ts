@@ -2,7 +2,7 @@
  * What a valid config may still get wrong, said at start-up (and by `check`)
  * rather than refused: each is a legitimate choice in some setups.
  */
-import { DEFAULT_BASE_URLS } from './defaults.js';
+import { API_KEY_HEADERS, DEFAULT_BASE_URLS } from './defaults.js';
 import type { Config, ProviderType } from './types.js';
 
 /** Types whose public API (their default baseUrl) needs a key. */
@@ -13,7 +13,10 @@ export function configWarnings(config: Config): string[] {
   config.providers.forEach((p, i) => {
     // A config may list providers whose keys are set only where they are used: their
     // requests fail over, but every one of them will be refused, so say it once here.
-    if (KEYED.has(p.type) && p.apiKey === undefined && p.baseUrl === DEFAULT_BASE_URLS[p.type]) {
+    // A key given as the header itself (`authorization: Bearer ${KEY}`) is a key too.
+    const keyHeader = API_KEY_HEADERS[p.type];
+    const headerKey = Object.keys(p.headers).some((h) => h.toLowerCase() === keyHeader);
+    if (KEYED.has(p.type) && p.apiKey === undefined && !headerKey && p.baseUrl === DEFAULT_BASE_URLS[p.type]) {
       out.push(`providers[${i}].apiKey: none for the public ${p.type} API: every request to '${p.id}' will be refused (401) and fail over`);
     }
   });
