@@ -508,6 +508,21 @@ describe('parseConfig: interpolated values', () => {
     expect(c.models[0].deployments[0].model).toBe('1e3');
   });
 
+  it('never turns a secret set to null into the text "null", a key anyone could guess (found by the config fuzz)', () => {
+    const doc = base();
+    doc.providers[0].apiKey = '${OPENAI_API_KEY:-null}';
+    doc.server = { adminKey: '${ADMIN:-null}' };
+    const c = parseConfig(doc, {});
+    expect('apiKey' in c.providers[0]).toBe(false);
+    expect('adminKey' in c.server).toBe(false);
+    // A client key that is none is missing, not "null".
+    doc.keys = [{ id: 'team', key: '${TEAM_KEY:-null}' }];
+    expect(problemsOf(doc, {})).toEqual(['keys[0].key: required']);
+    // A variable that holds the word is still taken as written.
+    doc.keys = [{ id: 'team', key: '${TEAM_KEY}' }];
+    expect(parseConfig(doc, { TEAM_KEY: 'null-but-long-enough' }).keys[0].key).toBe('null-but-long-enough');
+  });
+
   it('treats an empty interpolated apiKey or adminKey as absent', () => {
     const doc = base();
     doc.providers[0].apiKey = '${OPENAI_API_KEY:-}';

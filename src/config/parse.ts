@@ -9,7 +9,7 @@
  */
 import { noKeysProblem, crossCheck } from './checks.js';
 import { DEFAULT_AZURE_API_VERSION, DEFAULT_BASE_URLS, DEFAULT_LOCALITY, DEFAULTS } from './defaults.js';
-import { list, obj, setIn } from './doc.js';
+import { list, obj, setIn, type Obj } from './doc.js';
 import { ConfigError } from './errors.js';
 import { interpolate, type Env, type Interpolation } from './interpolate.js';
 import { formatIssues } from './issues.js';
@@ -47,7 +47,7 @@ export function parseConfig(doc: unknown, env: Env = process.env, options: Parse
 
   const interpolated = interpolate(doc, env);
   const raw = interpolated.value;
-  dropBlankSecrets(raw);
+  dropBlankSecrets(raw, interpolated.reread);
 
   const found: string[] = [];
   found.push(...applyEnvOverrides(raw, env));
@@ -82,14 +82,20 @@ export function applyOverrides(config: Config, overrides: CliOverrides): Config 
   return seal({ ...config, server });
 }
 
-/** An empty interpolated secret (`${OPENAI_API_KEY:-}`) means "none". */
-function dropBlankSecrets(raw: unknown): void {
-  for (const p of list(obj(raw)?.providers)) {
-    const provider = obj(p);
-    if (provider?.apiKey === '') delete provider.apiKey;
-  }
-  const server = obj(obj(raw)?.server);
-  if (server?.adminKey === '') delete server.adminKey;
+/**
+ * An empty interpolated secret (`${OPENAI_API_KEY:-}`) means "none", and so does a
+ * null one (`${ADMIN_KEY:-null}`): it must not become the text "null", a key anyone
+ * could guess. A client key that is none is then reported as missing.
+ */
+function dropBlankSecrets(raw: unknown, reread: Map<string, string>): void {
+  const drop = (o: Obj | undefined, field: string, at: string, ifEmpty: boolean) => {
+    if (o === undefined || !(o[field] === null || (ifEmpty && o[field] === ''))) return;
+    delete o[field];
+    reread.delete(at); // else the schema's "expected a string" would bring the text "null" back
+  };
+  list(obj(raw)?.providers).forEach((p, i) => drop(obj(p), 'apiKey', `providers[${i}].apiKey`, true));
+  list(obj(raw)?.keys).forEach((k, i) => drop(obj(k), 'key', `keys[${i}].key`, false));
+  drop(obj(obj(raw)?.server), 'adminKey', 'server.adminKey', true);
 }
 
 function validate(raw: unknown, interpolated: Interpolation): { data?: ConfigDocument; problems: string[] } {
