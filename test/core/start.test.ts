@@ -15,7 +15,8 @@ import { parseConfig } from '../../src/config/parse.js';
 import { startSwitchyard } from '../../src/core/start.js';
 import { createLogger } from '../../src/observability/logger.js';
 
-it('warns that the redis state backend is not implemented, and readiness names the real backend', async () => {
+/** A logger whose lines (pino's JSON, one a write) land in `lines`. */
+function capturedLog() {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -23,11 +24,16 @@ it('warns that the redis state backend is not implemented, and readiness names t
       done();
     },
   });
+  return { lines, logger: createLogger({ destination: sink }) };
+}
+
+it('warns that the redis state backend is not implemented, and readiness names the real backend', async () => {
+  const { lines, logger } = capturedLog();
   const config = parseConfig(
     { state: { backend: 'redis', redisUrl: 'redis://127.0.0.1:6379' }, providers: [{ id: 'p', type: 'simulated' }] },
     {},
   );
-  const running = await startSwitchyard(config, { port: 0, host: '127.0.0.1', observability: { logger: createLogger({ destination: sink }) } });
+  const running = await startSwitchyard(config, { port: 0, host: '127.0.0.1', observability: { logger } });
   try {
     expect(lines.some((l) => l.includes('"backend":"redis"') && l.includes('not implemented'))).toBe(true);
     const ready = (await (await fetch(`${running.url}/readyz`)).json()) as { state: string };
@@ -38,13 +44,7 @@ it('warns that the redis state backend is not implemented, and readiness names t
 });
 
 it('warns at start-up about a hosted provider without a key, naming the field, and not about one with a key', async () => {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(chunk.toString());
-      done();
-    },
-  });
+  const { lines, logger } = capturedLog();
   const config = parseConfig(
     {
       providers: [
@@ -56,7 +56,7 @@ it('warns at start-up about a hosted provider without a key, naming the field, a
     { TEST_OPENAI_KEY: 'sk-test-not-logged' },
   );
   // Nothing is sent upstream: the warning is the config's alone.
-  const running = await startSwitchyard(config, { port: 0, host: '127.0.0.1', observability: { logger: createLogger({ destination: sink }) } });
+  const running = await startSwitchyard(config, { port: 0, host: '127.0.0.1', observability: { logger } });
   try {
     const warnings = lines.map((l) => JSON.parse(l) as { level: number; event?: string; msg: string }).filter((l) => l.event === 'config');
     expect(warnings).toHaveLength(1);
