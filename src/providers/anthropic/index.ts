@@ -13,6 +13,7 @@ import { toAnthropicRequest, type ConvertOptions } from './convert-request.js';
 import { parseMessage, toChatCompletion } from './convert-response.js';
 import { anthropicErrorFromResponse } from './errors.js';
 import { AnthropicChunkStream } from './stream.js';
+import { apiKeyHeader } from '../api-key-header.js';
 
 /**
  * Pinned: 2023-06-01 still takes temperature/top_p, which 2026-10-21 rejects.
@@ -26,7 +27,7 @@ const SSE_ACCEPT = { accept: 'text/event-stream' };
 
 export function anthropicHeaders(p: ProviderConfig): Record<string, string> {
   const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION };
-  if (p.apiKey) headers['x-api-key'] = p.apiKey;
+  Object.assign(headers, apiKeyHeader(p));
   // Configured headers last, lower-cased so they replace ours whatever their
   // spelling: they may pin another version or add `anthropic-beta`.
   for (const [name, value] of Object.entries(p.headers)) headers[name.toLowerCase()] = value;

@@ -10,6 +10,7 @@ import type { ProviderConfig } from '../../config/types.js';
 import type { ChatCompletionChunk, ChatRequest } from '../../protocol/openai.js';
 // The config defaults apiVersion already; this covers a ProviderConfig built by hand.
 import { DEFAULT_AZURE_API_VERSION } from '../../config/defaults.js';
+import { apiKeyHeader } from '../api-key-header.js';
 
 export { DEFAULT_AZURE_API_VERSION };
 
@@ -51,7 +52,7 @@ export function createAzureAdapter(provider: ProviderConfig, deps: AdapterDeps):
   return new AzureOpenAIAdapter(provider, deps, {
     chatPath: (model) => `${root}/deployments/${encodeURIComponent(model)}/chat/completions`,
     embeddingsPath: (model) => `${root}/deployments/${encodeURIComponent(model)}/embeddings`,
-    authHeaders: provider.apiKey ? { 'api-key': provider.apiKey } : {},
+    authHeaders: apiKeyHeader(provider),
     query: `api-version=${encodeURIComponent(provider.apiVersion ?? DEFAULT_AZURE_API_VERSION)}`,
   });
 }

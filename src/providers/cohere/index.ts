@@ -24,6 +24,7 @@ import { embedInBatches } from '../embedding-batches.js';
 /** /v2/embed takes at most 96 texts a call. */
 const COHERE_EMBED_BATCH = 96;
 import { fixCohereError } from './errors.js';
+import { apiKeyHeader } from '../api-key-header.js';
 
 const SSE_ACCEPT = { accept: 'text/event-stream' };
 
@@ -34,7 +35,7 @@ export class CohereAdapter implements ProviderAdapter {
     readonly provider: ProviderConfig,
     private readonly deps: AdapterDeps,
   ) {
-    const auth: Record<string, string> = provider.apiKey ? { authorization: `Bearer ${provider.apiKey}` } : {};
+    const auth = apiKeyHeader(provider);
     this.http = new HttpUpstream(provider.baseUrl, {
       connections: provider.maxConnections,
       headers: { ...auth, ...provider.headers },

@@ -27,6 +27,7 @@ import { embedInBatches } from '../embedding-batches.js';
 /** batchEmbedContents takes at most 100 requests a call. */
 const GEMINI_EMBED_BATCH = 100;
 import type { BatchEmbedContentsResponse, GenerateContentResponse } from './wire.js';
+import { apiKeyHeader } from '../api-key-header.js';
 
 export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
 const SSE_ACCEPT = { accept: 'text/event-stream' };
@@ -54,7 +55,7 @@ export class GeminiAdapter implements ProviderAdapter {
   ) {
     this.http = new HttpUpstream(provider.baseUrl || GEMINI_BASE_URL, {
       connections: provider.maxConnections,
-      headers: { ...(provider.apiKey ? { 'x-goog-api-key': provider.apiKey } : {}), ...provider.headers },
+      headers: { ...apiKeyHeader(provider), ...provider.headers },
       clock: deps.clock,
       errorFromResponse: geminiErrorFromResponse,
     });

@@ -21,6 +21,7 @@ import { fromOllamaResponse } from './response.js';
 import { OllamaChunkStream } from './stream.js';
 import { fromOllamaEmbed, toOllamaEmbed } from './embeddings.js';
 import { fixOllamaError } from './errors.js';
+import { apiKeyHeader } from '../api-key-header.js';
 
 const NDJSON_ACCEPT = { accept: 'application/x-ndjson' };
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
@@ -34,7 +35,7 @@ export class OllamaAdapter implements ProviderAdapter {
     readonly provider: ProviderConfig,
     private readonly deps: AdapterDeps,
   ) {
-    const auth: Record<string, string> = provider.apiKey ? { authorization: `Bearer ${provider.apiKey}` } : {};
+    const auth = apiKeyHeader(provider);
     this.http = new HttpUpstream(provider.baseUrl, {
       connections: provider.maxConnections,
       headers: { ...auth, ...provider.headers },

@@ -19,6 +19,7 @@ import type { ChatCompletion, ChatRequest, EmbeddingsRequest, EmbeddingsResponse
 import { scanJsonShape } from '../../protocol/json-shape.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { splicedBody } from '../../protocol/raw-body.js';
+import { apiKeyHeader } from '../api-key-header.js';
 
 export interface OpenAICompatibleOptions {
   /** Path of chat completions under the base URL. */
@@ -30,7 +31,7 @@ export interface OpenAICompatibleOptions {
 }
 
 export function openAIAuthHeaders(p: ProviderConfig): Record<string, string> {
-  return p.apiKey ? { authorization: `Bearer ${p.apiKey}` } : {};
+  return apiKeyHeader(p);
 }
 
 export class OpenAICompatibleAdapter implements ProviderAdapter {
