@@ -3,25 +3,11 @@
  */
 import { LABEL, type PathName } from './paths.js';
 
-export interface Row {
+/** A path's row in a throughput case's table: its rounds' medians (see caseRow), with the range of RPS. */
+export interface Row extends Round {
   path: PathName;
-  rps: number;
   rpsMin: number;
   rpsMax: number;
-  p50Ms: number;
-  p99Ms: number;
-  cpuUsPerReq: number;
-  rssMb: number;
-  errors: number;
-  errorKinds: string[];
-  /** CPU used on the load core (mock + load generator), % of one core: near 100 means the load side was the limit. */
-  loadCorePct: number;
-  /** The gateway's write and read system calls a request (both sockets): how far its socket work was batched. */
-  writesPerReq: number;
-  readsPerReq: number;
-  /** % of the gateway core's time taken by the hypervisor (steal) and by interrupt work (softirq) during the path's rounds. */
-  stealPct: number;
-  softirqPct: number;
 }
 
 export interface HoldRow {
@@ -68,9 +54,12 @@ export interface Round {
   rssMb: number;
   errors: number;
   errorKinds: string[];
+  /** CPU used on the load core (mock + load generator), % of one core: near 100 means the load side was the limit. */
   loadCorePct: number;
+  /** The gateway's write and read system calls a request (both sockets): how far its socket work was batched. */
   writesPerReq: number;
   readsPerReq: number;
+  /** % of the gateway core's time taken by the hypervisor (steal) and by interrupt work (softirq) during the path's rounds. */
   stealPct: number;
   softirqPct: number;
 }

@@ -4,8 +4,8 @@
  * and Switchyard, and the load-core saturation warning.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { caseRow, median, printCase, printHold, type Round } from '../../bench/report.js';
-import { holdRow, row } from './rows.js';
+import { caseRow, median, printCase, printHold } from '../../bench/report.js';
+import { holdRow, round, row } from './rows.js';
 
 /** Every line printCase/printHold logs. */
 function printed(print: () => void): string[] {
@@ -46,22 +46,6 @@ describe('median', () => {
 });
 
 describe('caseRow', () => {
-  const round = (r: Partial<Round>): Round => ({
-    rps: 1000,
-    p50Ms: 1,
-    p99Ms: 2,
-    cpuUsPerReq: 100,
-    rssMb: 60,
-    errors: 0,
-    errorKinds: [],
-    loadCorePct: 50,
-    writesPerReq: 2,
-    readsPerReq: 2,
-    stealPct: 0,
-    softirqPct: 0,
-    ...r,
-  });
-
   it('takes medians over the rounds, the RPS range, the most RSS, and every error', () => {
     const r = caseRow('switchyard', [
       round({ rps: 300, p99Ms: 5, cpuUsPerReq: 90, rssMb: 70, errors: 1, errorKinds: ['status 502'], stealPct: 4 }),

@@ -1,13 +1,11 @@
 /** Report rows for tests: every figure set, so a test states only the ones it is about. */
 import type { PathName } from '../../bench/paths.js';
-import type { HoldRow, Row } from '../../bench/report.js';
+import type { HoldRow, Round, Row } from '../../bench/report.js';
 
-export function row(path: PathName, r: Partial<Row> = {}): Row {
+/** One round's figures. */
+export function round(r: Partial<Round> = {}): Round {
   return {
-    path,
     rps: 1000,
-    rpsMin: 900,
-    rpsMax: 1100,
     p50Ms: 1,
     p99Ms: 2,
     cpuUsPerReq: 100,
@@ -21,6 +19,10 @@ export function row(path: PathName, r: Partial<Row> = {}): Row {
     softirqPct: 0,
     ...r,
   };
+}
+
+export function row(path: PathName, r: Partial<Row> = {}): Row {
+  return { ...round(), path, rpsMin: 900, rpsMax: 1100, ...r };
 }
 
 export function holdRow(path: PathName, r: Partial<HoldRow> = {}): HoldRow {
