@@ -42,9 +42,10 @@ export interface RequestContext {
   signal?: Signal;
   /**
    * The cheaper form for servers: the caller registers `abort`, and calls it
-   * when its client leaves (saves a listener per request).
+   * when its client leaves (saves a listener per request), or with
+   * SHUTTING_DOWN when it stops serving with the request still in flight.
    */
-  onClientGone?: (abort: () => void) => void;
+  onClientGone?: (abort: (reason?: AttemptAborted) => void) => void;
   headers?: Record<string, string | string[] | undefined>;
   key?: KeyConfig | null;
   /** The request id, when the caller already decided it (the server: requestIdOf); else taken from `headers` or made. */
@@ -136,7 +137,9 @@ export class RequestLifecycle {
       this.emit(err);
       throw err;
     }
-    const onClientAbort = () => controller.abort(CLIENT_GONE());
+    // Called with no reason (or an EventTarget's event) when the client leaves; the server passes
+    // SHUTTING_DOWN when its shutdown grace runs out with the request still in flight.
+    const onClientAbort = (reason?: unknown) => controller.abort(reason instanceof AttemptAborted ? reason : CLIENT_GONE());
     ctx.onClientGone?.(onClientAbort);
     if (ctx.signal?.aborted) onClientAbort();
     else ctx.signal?.addEventListener('abort', onClientAbort, { once: true });
@@ -185,6 +188,9 @@ export class RequestLifecycle {
       } else if (err instanceof AttemptAborted && err.kind === 'deadline') {
         run.status = 504;
         run.errorCode = 'timeout';
+      } else if (err instanceof AttemptAborted && err.kind === 'shutdown') {
+        run.status = 503;
+        run.errorCode = 'shutting_down';
       } else {
         run.status = 499;
         run.errorCode = 'client_closed_request';

@@ -17,7 +17,7 @@ import type { ProviderAdapter } from '../providers/types.js';
 import { AttemptAborted } from './abort.js';
 import { AttemptScope } from './attempt-scope.js';
 import type { Health } from './health.js';
-import { clientErrorFor, deadlineError, exhaustedError, internalFault, isProgrammingError, normalizeFailure, type FailureNote } from './outcome.js';
+import { asAnswer, clientErrorFor, deadlineError, exhaustedError, internalFault, isProgrammingError, normalizeFailure, type FailureNote } from './outcome.js';
 import { decide } from './policy.js';
 import type { RequestRun } from './run.js';
 import type { UpstreamError } from './upstream-error.js';
@@ -116,7 +116,7 @@ export class Executor {
         const now = clock.now();
         if (run.signal.aborted || now >= run.deadlineAt) {
           reserved?.cancel();
-          throw run.signal.aborted ? asDeadline(run.signal.reason) : deadlineError();
+          throw run.signal.aborted ? asAnswer(run.signal.reason) : deadlineError();
         }
         const admission = health.admit(d.stateKey, waitedOwnCooldown, now);
         waitedOwnCooldown = false;
@@ -178,15 +178,15 @@ export class Executor {
           }
           const err = normalizeFailure(raw);
           if (err instanceof AttemptAborted) {
-            // The request was on its way when the client left or the deadline passed: the
-            // upstream most likely counted it, so its capacity is spent, as for a timeout.
+            // The request was on its way when the client left, the deadline passed or the
+            // server's shutdown grace ran out: the upstream most likely counted it, so its
+            // capacity is spent, as for a timeout.
             lease?.reconcile();
             health.release(d.stateKey, admission.probe);
             trace.errorType = err.kind === 'deadline' ? 'timeout' : 'aborted';
             trace.message = err.message;
             this.emitAttempt(run, cand, trace);
-            if (err.kind === 'deadline') throw deadlineError();
-            throw err;
+            throw asAnswer(err);
           }
           if (err.unsent) {
             // The adapter cannot express this request for its provider (n > 1, an image URL
@@ -226,7 +226,7 @@ export class Executor {
             waitedOwnCooldown = decision.cooldownMs > 0;
             const w0 = performance.now();
             await clock.sleep(decision.delayMs, run.signal).catch((e: unknown) => {
-              throw asDeadline(e);
+              throw asAnswer(e);
             });
             run.waitedMs += performance.now() - w0;
             continue;
@@ -271,7 +271,7 @@ export class Executor {
   ): Promise<Attempted<T> | { retryAt: number }> {
     const w0 = performance.now();
     const got = await this.deps.gate!.wait!(throttled, run, opts.estimatedTokens).catch((e: unknown) => {
-      throw asDeadline(e);
+      throw asAnswer(e);
     });
     run.waitedMs += performance.now() - w0;
     if (!('candidate' in got)) return got;
@@ -307,9 +307,6 @@ export class Executor {
     this.deps.bus.emit('attempt', { requestId: run.id, alias: cand.alias ?? run.model, deployment: cand.deployment.key, trace, fallback: cand.fallback });
   }
 }
-
-/** The request's deadline as the client sees it (504 timeout); any other abort reason unchanged. */
-const asDeadline = (e: unknown): unknown => (e instanceof AttemptAborted && e.kind === 'deadline' ? deadlineError() : e);
 
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 /** `server` without a status is an answer that could not be read (malformed JSON, the wrong shape): it came, so the request arrived. */

@@ -23,7 +23,7 @@ import { IteratorPull, PULL_END } from '../core/iterator-pull.js';
 import { AttemptAborted } from './abort.js';
 import type { Attempted } from './executor.js';
 import type { Health } from './health.js';
-import { normalizeFailure } from './outcome.js';
+import { asAnswer, normalizeFailure } from './outcome.js';
 import type { RequestRun } from './run.js';
 import type { Committed } from './stream-attempt.js';
 import { UpstreamError } from './upstream-error.js';
@@ -270,7 +270,8 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     if (this.phase === 'over') throw raw;
     this.upstreamDone = true;
     const err = normalizeFailure(raw);
-    if (err instanceof AttemptAborted) return this.fail(err);
+    // The client gone stays an abort; the shutdown (or a deadline) ends the stream with its error event.
+    if (err instanceof AttemptAborted) return this.fail(asAnswer(err));
     if (this.tally.finished) {
       // The answer was complete; only its epilogue (usage, [DONE]) went missing.
       this.closeAttempt();
@@ -312,7 +313,9 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
         this.resuming = undefined;
         if (this.closed) return;
         // A candidate refusing the prefill is not the story: the cut is.
-        this.failLater(resumeErr instanceof AttemptAborted ? resumeErr : new StreamBrokenError(err, this.tally.deliveredChars, 'no candidate could continue it'));
+        // The client gone or the shutdown ends it as such (a resume's executor answers the shutdown as a GatewayError already).
+        const ended = resumeErr instanceof AttemptAborted || (resumeErr instanceof GatewayError && resumeErr.code === 'shutting_down');
+        this.failLater(ended ? asAnswer(resumeErr) : new StreamBrokenError(err, this.tally.deliveredChars, 'no candidate could continue it'));
       },
     );
     return null;

@@ -20,10 +20,10 @@ export function isProgrammingError(err: unknown): boolean {
 export const internalFault = (deployment: string, err: unknown) =>
   new GatewayError(500, 'internal_error', `The gateway failed while handling this request for ${deployment}`, null, undefined, err);
 
-/** Thrown failures → an UpstreamError, or the AttemptAborted that ends the whole request (client gone, deadline). */
+/** Thrown failures → an UpstreamError, or the AttemptAborted that ends the whole request (client gone, deadline, shutdown). */
 export function normalizeFailure(err: unknown): UpstreamError | AttemptAborted {
   if (err instanceof AttemptAborted) {
-    if (err.kind === 'client' || err.kind === 'deadline') return err;
+    if (err.kind === 'client' || err.kind === 'deadline' || err.kind === 'shutdown') return err;
     return new UpstreamError({ category: 'timeout', message: err.message, providerCode: err.kind });
   }
   if (err instanceof UpstreamError) return err;
@@ -45,6 +45,23 @@ export function clientErrorFor(err: UpstreamError): GatewayError {
 }
 
 export const deadlineError = () => new GatewayError(504, 'timeout', 'The request deadline passed before any candidate answered');
+
+/**
+ * 503 with Retry-After: the SDKs retry it, and behind a load balancer the retry
+ * reaches a gateway that is not stopping.
+ */
+export const shuttingDownError = () => new GatewayError(503, 'shutting_down', 'The gateway is shutting down; retry the request', null, 1);
+
+/**
+ * A request-ending abort as the client sees it: the deadline a 504, the
+ * shutdown a 503; anything else (the client gone, another failure) unchanged.
+ */
+export function asAnswer(e: unknown): unknown {
+  if (!(e instanceof AttemptAborted)) return e;
+  if (e.kind === 'deadline') return deadlineError();
+  if (e.kind === 'shutdown') return shuttingDownError();
+  return e;
+}
 
 export interface FailureNote {
   deployment: string;

@@ -5,9 +5,9 @@
  * a closed socket when nobody is left to answer), never an unhandled rejection.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Gateway } from '../core/gateway.js';
-import { AttemptAborted } from '../resilience/abort.js';
+import { AttemptAborted, SHUTTING_DOWN } from '../resilience/abort.js';
 import { ClientGoneError } from './body.js';
 import { onClientError } from './client-error.js';
 import { requestIdOf } from './request-id.js';
@@ -28,6 +28,13 @@ export interface ServerOptions {
   timeoutCheckIntervalMs?: number;
 }
 
+/** A connection and the response it is serving (http-server's own field). */
+const kCurrent = Symbol('switchyard.currentResponse');
+type TrackedSocket = Socket & { [kCurrent]?: RoutedResponse };
+
+/** How long requests ended at the end of the shutdown grace have to write their answer. */
+const FINAL_WRITE_MS = 1000;
+
 export const SERVER_DEFAULTS = { requestTimeoutMs: 60_000, headersTimeoutMs: 30_000, keepAliveTimeoutMs: 65_000 } as const;
 
 export interface SwitchyardServer {
@@ -41,6 +48,13 @@ export interface SwitchyardServer {
 export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}, options: ServerOptions = {}): SwitchyardServer {
   const { config } = gateway;
   let inFlight = 0;
+  /**
+   * Open connections, each with its response in flight (`kCurrent`), for the end of the
+   * shutdown grace. Not a set of responses: one added and deleted per request cost ~30k
+   * instructions a request in young-generation collections (BENCHMARKS.md); a connection
+   * is added once, and a request only writes and clears one property on it.
+   */
+  const sockets = new Set<TrackedSocket>();
   let closing = false;
   let idle: (() => void) | undefined;
   const handle = createRoutes(gateway, hooks, () => closing, failed);
@@ -48,6 +62,9 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
   /** One listener per response, shared (no closure per request): in-flight count and client-gone abort. */
   function onResponseClose(this: RoutedResponse): void {
     inFlight--;
+    // Cleared, or an idle keep-alive connection would hold its last request's objects.
+    const socket = this.req.socket as TrackedSocket;
+    if (socket[kCurrent] === this) socket[kCurrent] = undefined;
     if (!this.writableFinished) this[kAbort]?.();
     if (inFlight === 0) idle?.();
   }
@@ -64,6 +81,7 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
     },
     (req, res) => {
       inFlight++;
+      (req.socket as TrackedSocket)[kCurrent] = res;
       res.on('close', onResponseClose);
       if (closing) res.setHeader('connection', 'close');
       void handle(req, res);
@@ -71,6 +89,10 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
   );
   // Malformed HTTP (bad request line, oversized headers, lying bodies, timeouts).
   server.on('clientError', onClientError);
+  server.on('connection', (socket: TrackedSocket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
 
   /** The last line: an error that was not a client error (or a client that left). */
   function failed(err: unknown, req: IncomingMessage, res: ServerResponse): void {
@@ -88,6 +110,22 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
       // A throwing logger or a broken socket: still never an unhandled rejection.
       res.destroy();
     }
+  }
+
+  /** Resolves when nothing is in flight, or after `ms`. */
+  function untilIdle(ms: number): Promise<void> {
+    if (inFlight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        idle = undefined;
+        resolve();
+      }, ms);
+      idle = () => {
+        idle = undefined;
+        clearTimeout(t);
+        resolve();
+      };
+    });
   }
 
   return {
@@ -119,15 +157,18 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
       closing = true;
       const stopped = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
-      if (inFlight > 0) {
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, graceMs);
-          idle = () => {
-            clearTimeout(t);
-            resolve();
-          };
-        });
+      await untilIdle(graceMs);
+      // The grace ran out: each routed request still in flight ends with an answer, not a
+      // cut connection — a buffered one with 503 shutting_down, a stream with a final error
+      // event — written within FINAL_WRITE_MS. Requests still sending their body are cut.
+      let ended = 0;
+      for (const socket of sockets) {
+        const abort = socket[kCurrent]?.[kAbort];
+        if (abort === undefined) continue;
+        ended++;
+        abort(SHUTTING_DOWN());
       }
+      if (ended > 0) await untilIdle(FINAL_WRITE_MS);
       server.closeAllConnections();
       await stopped;
     },

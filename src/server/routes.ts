@@ -9,6 +9,8 @@ import type { KeyConfig } from '../config/types.js';
 import type { CallOptions, Gateway } from '../core/gateway.js';
 import { ID_WORDS } from '../observability/events.js';
 import { GatewayError } from '../core/errors.js';
+import type { AttemptAborted } from '../resilience/abort.js';
+import { asAnswer } from '../resilience/outcome.js';
 import { Authenticator, presentedKey } from './auth.js';
 import { parseJsonBody, readBody } from './body.js';
 import { requestIdOf } from './request-id.js';
@@ -31,9 +33,9 @@ export interface ServerHooks {
 export type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 export type FailureHandler = (err: unknown, req: IncomingMessage, res: ServerResponse) => void;
 
-/** Where the gateway's client-gone callback waits for the response's 'close' (see http-server.ts). */
+/** Where the gateway's abort waits for the response's 'close' or the end of the shutdown grace (see http-server.ts). */
 export const kAbort = Symbol('switchyard.abortOnClientGone');
-export type RoutedResponse = ServerResponse & { [kAbort]?: () => void };
+export type RoutedResponse = ServerResponse & { [kAbort]?: (reason?: AttemptAborted) => void };
 
 /** An answer sent before the body was read: the connection cannot be reused safely. */
 const CLOSE: HeaderMap = { connection: 'close' };
@@ -130,7 +132,9 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
   }
 
   /** A client error as the contract's error body; anything else goes to `failed`. Never throws. */
-  function answerError(err: unknown, req: IncomingMessage, res: ServerResponse): void {
+  function answerError(thrown: unknown, req: IncomingMessage, res: ServerResponse): void {
+    // A deadline or the shutdown that ended the request outside the executor is still its answer (504, 503).
+    const err = asAnswer(thrown);
     if (!(err instanceof GatewayError)) return failed(err, req, res);
     try {
       // Answered before the whole body arrived (401, 413, …): close rather than
@@ -213,7 +217,7 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
 }
 
 /** Registers the gateway's `abort`: the server calls it when the client goes away before the response is complete. */
-const whenClientLeaves = (res: RoutedResponse) => (abort: () => void) => {
+const whenClientLeaves = (res: RoutedResponse) => (abort: (reason?: AttemptAborted) => void) => {
   res[kAbort] = abort;
 };
 

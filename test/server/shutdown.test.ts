@@ -1,29 +1,43 @@
 /**
  * Graceful shutdown in-process: close(graceMs) stops accepting at once, lets an
- * in-flight stream finish with [DONE], and resolves; a stream longer than the
- * grace is cut when it runs out; idle keep-alive sockets do not hold it up.
+ * in-flight stream finish with [DONE], and resolves; when the grace runs out, a
+ * stream still going ends with an error event and a buffered request still
+ * waiting gets a 503, both shutting_down and traced so; idle keep-alive sockets
+ * do not hold it up.
  */
 import { connect } from 'node:net';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { EventBus, type TraceRecord } from '../../src/observability/events.js';
+import { openaiProvider, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { chunk, sseHead, startRawUpstream } from '../helpers/raw-upstream.js';
 import { chatBody, readUntil, sseData } from './wire.js';
 
 // 40 pieces at 40 a second: a stream of about one second.
 const REPLY = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ');
 
 let gw: TestGateway | undefined;
+/** Every trace emitted, as it was emitted (the store is released by close). */
+let traced: TraceRecord[] = [];
 afterEach(async () => {
   await gw?.close(0);
   gw = undefined;
+  traced = [];
 });
 
-function start(tokensPerSecond: number) {
-  return startGateway({
-    providers: [{ id: 'sim', type: 'simulated', simulate: { latencyMs: 0, ttftMs: 0, tokensPerSecond, reply: REPLY } }],
-    models: [{ name: 'fast', deployments: [{ provider: 'sim', model: 'm' }] }],
-  });
+function startWith(simulate: Record<string, unknown>) {
+  const bus = new EventBus();
+  bus.on('request', (t) => traced.push(t));
+  return startGateway(
+    {
+      providers: [{ id: 'sim', type: 'simulated', simulate: { latencyMs: 0, ttftMs: 0, ...simulate } }],
+      models: [{ name: 'fast', deployments: [{ provider: 'sim', model: 'm' }] }],
+    },
+    { bus },
+  );
 }
+
+const start = (tokensPerSecond: number) => startWith({ tokensPerSecond, reply: REPLY });
 
 async function refused(port: number): Promise<boolean> {
   const s = connect(port, '127.0.0.1');
@@ -68,9 +82,10 @@ describe('close(graceMs)', () => {
     expect(gw.server.inFlight).toBe(0);
   });
 
-  it('cuts a stream that outlasts the grace period, and still resolves', async () => {
+  it('ends a stream that outlasts the grace period with a shutting_down error event, and still resolves', async () => {
     gw = await start(5); // about 8 s
     const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', body: chatBody('fast', { stream: true }) });
+    const id = r.headers.get('x-request-id')!;
     const reading = readUntil(r.body!, () => false).then(
       (t) => ({ text: t, error: undefined as unknown }),
       (error: unknown) => ({ text: '', error }),
@@ -81,8 +96,65 @@ describe('close(graceMs)', () => {
     expect(elapsed).toBeGreaterThanOrEqual(250);
     expect(elapsed).toBeLessThan(3000);
     const out = await reading;
-    // The client sees the connection end without [DONE] (a terminated body).
-    expect(out.text.includes('[DONE]')).toBe(false);
+    // The body ended cleanly: the events streamed so far, then one error event instead of [DONE].
+    expect(out.error).toBeUndefined();
+    const data = sseData(out.text);
+    expect(data.length).toBeGreaterThan(1);
+    expect(data).not.toContain('[DONE]');
+    expect(JSON.parse(data.at(-1)!)).toEqual({
+      error: { message: 'The gateway is shutting down; retry the request', type: 'service_unavailable_error', code: 'shutting_down', param: null },
+    });
+    // The trace tells the gateway's cut from a client that left.
+    const t = traced.find((x) => x.id === id)!;
+    expect(t.status).toBe(200);
+    expect(t.errorCode).toBe('shutting_down');
+    expect(t.streamOutcome).toBe('broken');
+  });
+
+  it('answers a buffered request still waiting when the grace runs out with 503 shutting_down and Retry-After', async () => {
+    gw = await startWith({ latencyMs: 5000, tokensPerSecond: 1000 });
+    const answer = fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', body: chatBody('fast'), headers: { 'x-request-id': 'req-cut-by-shutdown' } });
+    await expect.poll(() => gw!.server.inFlight).toBe(1);
+    const t0 = Date.now();
+    await gw.close(200);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    const r = await answer;
+    expect(r.status).toBe(503);
+    expect(r.headers.get('retry-after')).toBe('1');
+    expect(((await r.json()) as { error: { code: string } }).error.code).toBe('shutting_down');
+    const t = traced.find((x) => x.id === 'req-cut-by-shutdown')!;
+    expect(t.status).toBe(503);
+    expect(t.errorCode).toBe('shutting_down');
+    // The attempt was on its way: traced as aborted, not as the upstream's failure.
+    expect(t.attempts.map((a) => a.errorType)).toEqual(['aborted']);
+  });
+
+  it('ends a stream from a loopback OpenAI upstream the same way, and releases its upstream connection', async () => {
+    const upstream = await startRawUpstream((res) => {
+      sseHead(res);
+      res.write(chunk('up-1', { role: 'assistant', content: 'Hel' }));
+      res.write(chunk('up-1', { content: 'lo' }));
+      // …and nothing more: the stream outlives any grace.
+    });
+    try {
+      const bus = new EventBus();
+      bus.on('request', (t) => traced.push(t));
+      gw = await startGateway(
+        { providers: [openaiProvider('up', upstream.url)], models: [{ name: 'fast', deployments: [{ provider: 'up', model: 'up-1' }] }] },
+        { bus },
+      );
+      const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', body: chatBody('fast', { stream: true }) });
+      const reading = readUntil(r.body!, () => false);
+      await expect.poll(() => upstream.openSockets()).toBe(1);
+      await gw.close(200);
+      const data = sseData(await reading);
+      expect(data.slice(0, -1).map((d) => (JSON.parse(d) as { choices: Array<{ delta: { content?: string } }> }).choices[0]!.delta.content).join('')).toBe('Hello');
+      expect((JSON.parse(data.at(-1)!) as { error: { code: string } }).error.code).toBe('shutting_down');
+      expect(traced.find((t) => t.id === r.headers.get('x-request-id'))?.errorCode).toBe('shutting_down');
+      await expect.poll(() => upstream.openSockets()).toBe(0);
+    } finally {
+      await upstream.close();
+    }
   });
 
   it('is not held up by idle keep-alive connections', async () => {
