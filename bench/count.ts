@@ -1,6 +1,7 @@
 /**
  * `npm run bench:count`: instructions a buffered chat request (or, with
- * `--case stream20`, a 20-chunk stream) costs each gateway, counted by
+ * `--case stream20`, a 20-chunk stream; `--case body100k`, a request with a
+ * 100 KB prompt) costs each gateway, counted by
  * valgrind (callgrind) rather than timed. This machine's
  * speed changes by the hour and a timed A/B cannot resolve differences under
  * ~3 µs (5 %); a count of the gateway process's own user-space instructions,
@@ -65,7 +66,8 @@ const WINDOWS = count1('windows', args.windows);
 const CONNECTIONS = count1('connections', args.connections);
 const FUNCTIONS = args.functions === undefined ? 0 : count1('functions', args.functions);
 const CASE = args.case as CaseName;
-if (CASE !== 'buffered' && CASE !== 'stream20') throw new Error(`--case: '${args.case}' cannot be counted (buffered, stream20)`);
+const CASE_LABEL: Partial<Record<CaseName, string>> = { buffered: 'buffered chat', stream20: '20-chunk streams', body100k: 'buffered chat with a 100 KB prompt' };
+if (CASE_LABEL[CASE] === undefined) throw new Error(`--case: '${args.case}' cannot be counted (${Object.keys(CASE_LABEL).join(', ')})`);
 const paths = (args.paths?.split(',') ?? ['bare', 'parsing', 'switchyard', ...(args.baseline ? ['baseline'] : [])]) as PathName[];
 for (const p of paths) {
   if (!['bare', 'parsing', 'switchyard', 'baseline'].includes(p)) throw new Error(`--paths: '${p}' cannot be counted (bare, parsing, switchyard, baseline)`);
@@ -180,7 +182,7 @@ async function main(): Promise<void> {
   const mock = startMock();
   const mockPort = await mock.listening;
   console.log(`Switchyard instruction count — ${new Date().toISOString()}`);
-  console.log(`${CASE === 'buffered' ? 'buffered chat' : '20-chunk streams'}, ${CONNECTIONS} connections; ${WARMUP} warm-up requests, then ${WINDOWS} windows × ${WINDOW}; valgrind files and logs in ${logDir}`);
+  console.log(`${CASE_LABEL[CASE]}, ${CONNECTIONS} connections; ${WARMUP} warm-up requests, then ${WINDOWS} windows × ${WINDOW}; valgrind files and logs in ${logDir}`);
   const results: Count[] = [];
   // Two at a time: one per core. Both settle (each stops its gateway) before a failure is reported.
   for (let i = 0; i < paths.length; i += 2) {
