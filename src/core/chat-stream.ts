@@ -54,10 +54,20 @@ export async function chatStream(
   run.markResponseStart();
 
   // Resume on the same deployment first, then the chain's others: only prefill-capable, healthy ones.
+  // A deployment that has already broken this answer before goes behind those that broke it less
+  // often, so a route that keeps cutting does not use up every resume while a fallback could continue.
+  let breaks: Map<string, number> | undefined;
   const resumeCandidates = (): Candidate[] => {
     const current = run.served!;
-    const rest = chain.filter((c) => c.deployment.key !== current.deployment.key);
-    return [current, ...rest].filter((c) => supports(c.deployment, 'prefill') && health.available(c.deployment.stateKey));
+    const key = current.deployment.key;
+    breaks ??= new Map();
+    const own = (breaks.get(key) ?? 0) + 1;
+    breaks.set(key, own);
+    const rest = chain.filter((c) => c.deployment.key !== key);
+    const order = [current, ...rest].filter((c) => supports(c.deployment, 'prefill') && health.available(c.deployment.stateKey));
+    // Its latest break is excused once (same deployment first); the sort is stable.
+    const rank = (c: Candidate) => (c === current ? own - 1 : (breaks!.get(c.deployment.key) ?? 0));
+    return own > 1 ? order.sort((a, b) => rank(a) - rank(b)) : order;
   };
   const live = new LiveStream(first, {
     run,
