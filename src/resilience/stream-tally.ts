@@ -13,7 +13,7 @@ const TEXT_START_BYTES = 256;
 export class StreamTally {
   /** Characters of content delivered (index 0, kept for a resume); 0 when resume is off. */
   deliveredChars = 0;
-  /** Characters of content in the current attempt, whatever the choice. */
+  /** Characters of content and tool calls (names, arguments) in the current attempt, whatever the choice. */
   attemptChars = 0;
   toolCalls = false;
   /** Every answer asked for has its finish_reason: the response is complete, whatever follows. */
@@ -93,6 +93,11 @@ export class StreamTally {
         if (d.tool_calls && d.tool_calls.length > 0) {
           content = true;
           this.toolCalls = true;
+          // Generated tokens too: counted like content when the upstream reports no usage.
+          for (const tc of d.tool_calls) {
+            const fn = tc.function;
+            if (fn) this.attemptChars += (typeof fn.name === 'string' ? fn.name.length : 0) + (typeof fn.arguments === 'string' ? fn.arguments.length : 0);
+          }
         }
         if (this.continuation && d.role) delete d.role;
       }
