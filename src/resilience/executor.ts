@@ -111,6 +111,8 @@ export class Executor {
       if (contextFloor && (d.model === contextFloor.model || (d.contextWindow !== undefined && d.contextWindow <= contextFloor.window))) continue;
       let retries = 0;
       let waitedOwnCooldown = false;
+      /** When this candidate is expected back, as its latest outcome says (a breaker its retry opened supersedes the first failure's hint). */
+      let candidateRetryAt = Number.POSITIVE_INFINITY;
       for (;;) {
         // One clock read for the deadline check, admission, pacing and the attempt's time budget (each is ~70 ns).
         const now = clock.now();
@@ -123,7 +125,7 @@ export class Executor {
         if (!admission.ok) {
           this.skip(run, cand, admission.reason);
           notes.push({ deployment: d.key, label: SKIP_LABEL[admission.reason] });
-          retryAt = Math.min(retryAt, admission.retryAt);
+          candidateRetryAt = admission.retryAt;
           break;
         }
         let lease: Lease | undefined = reserved;
@@ -134,7 +136,7 @@ export class Executor {
             health.release(d.stateKey, admission.probe);
             this.skip(run, cand, 'throttled');
             notes.push({ deployment: d.key, label: SKIP_LABEL.throttled });
-            retryAt = Math.min(retryAt, cap.retryAt);
+            candidateRetryAt = cap.retryAt;
             throttled.push(cand);
             break;
           }
@@ -217,7 +219,8 @@ export class Executor {
           else health.release(d.stateKey, admission.probe);
           if (decision.cooldownMs > 0) health.cooldown(d.stateKey, decision.cooldownMs, err.category);
           notes.push({ deployment: d.key, label: err.label });
-          retryAt = Math.min(retryAt, decision.cooldownMs > 0 ? clock.now() + decision.cooldownMs : clock.now() + 1000);
+          // Not before its breaker lets a probe through, when this failure opened it.
+          candidateRetryAt = Math.max(decision.cooldownMs > 0 ? clock.now() + decision.cooldownMs : clock.now() + 1000, health.retryAt(d.stateKey));
 
           if (opts.failFastAsFailover && decision.next !== 'retry') break;
           if (decision.next === 'fail') throw clientErrorFor(err);
@@ -246,6 +249,7 @@ export class Executor {
           break;
         }
       }
+      retryAt = Math.min(retryAt, candidateRetryAt);
     }
 
     if (throttled.length > 0 && this.deps.gate?.wait && !opts.waited) {
