@@ -39,15 +39,26 @@ describe('KeyLimiter', () => {
     expect(limiter.check(k, 0).ok).toBe(false);
   });
 
-  it('limits tokens by estimate, corrected by the usage served', () => {
+  it('admits while the minute has room, counting requests in flight at their estimate until their usage corrects it', () => {
     const limiter = new KeyLimiter(new VirtualClock());
     const k = key('t', { tpm: 1000 });
     const l = leaseOf(limiter.check(k, 800));
-    expect(limiter.check(k, 300)).toEqual({ ok: false, retryAfterMs: 61_000 });
+    // 800 of 1000 used: room, so the next goes, though its estimate overshoots.
+    const l2 = leaseOf(limiter.check(k, 300));
+    expect(limiter.check(k, 1)).toEqual({ ok: false, retryAfterMs: 61_000 });
     l.reconcile(100);
-    leaseOf(limiter.check(k, 300));
+    l2.reconcile(300);
     leaseOf(limiter.check(k, 600));
     expect(limiter.check(k, 1).ok).toBe(false);
+  });
+
+  it('lets a small quota serve requests whose completion budget alone exceeds it', () => {
+    const limiter = new KeyLimiter(new VirtualClock());
+    const k = key('small', { tpm: 500 });
+    // Five prompt tokens plus the 1,024 reserved when max_tokens is unset; each used 18.
+    for (let i = 0; i < 3; i++) leaseOf(limiter.check(k, 1029)).reconcile(18);
+    leaseOf(limiter.check(k, 1029)); // in flight at 1,029: the minute is now over
+    expect(limiter.check(k, 1029).ok).toBe(false);
   });
 
   it('does not count a request refused before it was served', () => {

@@ -4,8 +4,14 @@
  * the client sees a 429 (`rate_limited`, with Retry-After).
  *
  * Unlike outbound pacing there is no burst smoothing: a client may spend its
- * minute's quota however it likes. Tokens are the request's estimate, then
- * reconciled with the usage actually served.
+ * minute's quota however it likes. A request is admitted while the key's
+ * tokens this minute are below its tpm — the usage of requests served, and
+ * the estimates of those still in flight until their usage corrects them — so
+ * the last one in a minute may go over by its own size. Requiring the new
+ * request's whole estimate to fit instead, as outbound pacing must (upstreams
+ * count max_tokens when a request arrives), made a small quota useless: with
+ * `tpm: 500` and no max_tokens (a 1,024-token completion budget) every request
+ * needed an empty minute, whatever the last one really used.
  */
 import type { KeyConfig } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
@@ -34,13 +40,13 @@ export class KeyLimiter {
     private readonly store: StateStore = new MemoryStateStore(),
   ) {}
 
-  /** Take one request of about `estimatedTokens` from `key`'s minute, or say when it would fit. `now`: the caller's clock reading, when it took one just now. */
+  /** Take one request of about `estimatedTokens` from `key`'s minute, or say when the minute has room. `now`: the caller's clock reading, when it took one just now. */
   check(key: KeyConfig, estimatedTokens: number, now = this.clock.now()): KeyCheck {
     if (!(key.rpm && key.rpm > 0) && !(key.tpm && key.tpm > 0)) return UNLIMITED;
     const w = this.windowsFor(key);
     const tokens = estimatedTokens > 0 ? estimatedTokens : 0;
     let wait = w.requests ? w.requests.waitMs(1, now) : 0;
-    if (w.tokens) wait = Math.max(wait, w.tokens.waitMs(tokens, now));
+    if (w.tokens) wait = Math.max(wait, w.tokens.waitMs(1, now)); // room for any of it (see above)
     if (wait > 0) return { ok: false, retryAfterMs: wait };
     w.requests?.reserve(1, now);
     w.tokens?.reserve(tokens, now);

@@ -25,9 +25,10 @@ beforeEach(async () => {
       keys: [
         { id: 'small', key: '${SMALL_KEY}', rpm: 3 },
         { id: 'other', key: '${OTHER_KEY}' },
+        { id: 'tokens', key: '${TOKENS_KEY}', tpm: 100 },
       ],
     },
-    { clock, env: { SMALL_KEY: 'sk-small-0123456789', OTHER_KEY: 'sk-other-0123456789' } },
+    { clock, env: { SMALL_KEY: 'sk-small-0123456789', OTHER_KEY: 'sk-other-0123456789', TOKENS_KEY: 'sk-tokens-0123456789' } },
   );
 });
 
@@ -66,5 +67,33 @@ describe('a client key over its rpm', () => {
     await expect(ask(small)).rejects.toBeInstanceOf(OpenAI.RateLimitError);
     await clock.advance(1_000);
     await expect(ask(small)).resolves.toMatchObject({ object: 'chat.completion' });
+  });
+});
+
+describe('a client key over its tpm', () => {
+  it('is served while its minute has room, though each request reserves more than the whole tpm, then gets 429', async () => {
+    const tokens = client('sk-tokens-0123456789');
+    // No max_tokens: each request reserves its prompt plus a 1,024-token completion budget,
+    // ten times this key's tpm, and its answer then reports what it really used.
+    let used = 0;
+    let served = 0;
+    for (;;) {
+      const r = await ask(tokens).catch((e: unknown) => e);
+      if (r instanceof OpenAI.RateLimitError) {
+        expect(r.code).toBe('rate_limited');
+        break;
+      }
+      used += (r as OpenAI.ChatCompletion).usage!.total_tokens;
+      served++;
+      expect(served).toBeLessThan(100);
+    }
+    // Refused only once what was used reached the tpm.
+    expect(served).toBeGreaterThan(1);
+    expect(used).toBeGreaterThanOrEqual(100);
+    expect(used - (used / served)).toBeLessThan(100);
+    expect(upstream.requests).toHaveLength(served);
+    // The minute passes: served again.
+    await clock.advance(61_000);
+    await expect(ask(tokens)).resolves.toMatchObject({ object: 'chat.completion' });
   });
 });
