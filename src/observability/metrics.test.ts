@@ -80,6 +80,9 @@ describe('createMetrics', () => {
     // Skipped candidates made no call: no latency observed for them.
     expect(v(exp, 'switchyard_upstream_attempt_duration_seconds_count', { deployment: 'openai/gpt-4o-mini' })).toBe(2);
     expect(v(exp, 'switchyard_fallbacks_total', { model: 'fast', reason: 'server' })).toBe(1);
+    // Straight to the fallback (the alias had no deployment with what the request needs).
+    bus.emit('request', trace({ fallbackUsed: true, attempts: [attempt({ provider: 'anthropic', model: 'claude-haiku', status: 200 })] }));
+    expect(v(await scrape(), 'switchyard_fallbacks_total', { model: 'fast', reason: 'no_candidate' })).toBe(1);
     expect(v(exp, 'switchyard_retries_total', { deployment: 'openai/gpt-4o-mini' })).toBe(1);
     expect(v(exp, 'switchyard_retries_total', { deployment: 'anthropic/claude-haiku' })).toBeUndefined();
   });

@@ -52,7 +52,7 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
   const overhead = histogram('overhead_seconds', 'Time spent in the gateway itself per request, upstream time excluded.', [], OVERHEAD_BUCKETS).labels();
   const attempts = counter('upstream_attempts_total', 'Upstream attempts (and candidates skipped without a call), by outcome.', ['deployment', 'outcome']);
   const attemptDuration = histogram('upstream_attempt_duration_seconds', 'Duration of upstream calls.', ['deployment'], DURATION_BUCKETS);
-  const fallbacks = counter('fallbacks_total', 'Requests served from a fallback alias, by the error category of their first attempt.', ['model', 'reason']);
+  const fallbacks = counter('fallbacks_total', 'Requests served from a fallback alias, by the error category of their first attempt (no_candidate: the alias had none for the request).', ['model', 'reason']);
   const retries = counter('retries_total', 'Attempts repeated on the same deployment.', ['deployment']);
   const circuit = new Gauge<'deployment'>({ name: PREFIX + 'circuit_state', help: 'Circuit breaker state: 0 closed, 1 half-open, 2 open.', labelNames: ['deployment'], registers });
   const cooldowns = counter('cooldowns_total', 'Deployments put in cooldown, by reason.', ['deployment', 'reason']);
@@ -99,7 +99,8 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
     if (t.ttftMs !== null && validMs(t.ttftMs)) ttftC(model).observe(t.ttftMs / 1000);
     if (validMs(t.overheadMs)) overhead.observe(t.overheadMs / 1000);
     if (t.streamOutcome !== null) streamC(t.streamOutcome).inc();
-    if (t.fallbackUsed) fallbacksC(model, t.attempts[0]?.errorType ?? 'unknown').inc();
+    // A first attempt without an error was the fallback's own: the alias had no candidate for the request.
+    if (t.fallbackUsed) fallbacksC(model, t.attempts[0]?.errorType ?? 'no_candidate').inc();
 
     const a = t.attempts;
     for (let i = 1; i < a.length; i++) {
