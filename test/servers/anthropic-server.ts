@@ -13,8 +13,9 @@
  * Like the real API it validates what it can cheaply: the version header, the
  * API key (when one is configured; `x-api-key` or `Authorization: Bearer`),
  * no sampling parameters on version 2026-10-21, the required fields, roles, non-blank text,
- * no trailing whitespace on a final assistant prefill, and tool results that
- * answer the previous assistant turn's tool_use ids.
+ * no trailing whitespace on a final assistant prefill, tool results that
+ * answer the previous assistant turn's tool_use ids, and tool_use ids unique
+ * in the whole conversation.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { sseEvent, startScriptedServer, type ScriptedServer } from './scripted-server.js';
@@ -172,6 +173,8 @@ function validate(body: Json, version: string): string | undefined {
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) return 'messages: at least one message is required';
   let previousToolUses = new Set<string>();
+  // Across the whole conversation, not only one turn.
+  const allToolUses = new Set<string>();
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i] as Json;
     if (m.role !== 'user' && m.role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
@@ -191,6 +194,8 @@ function validate(body: Json, version: string): string | undefined {
         if (b.input === null || typeof b.input !== 'object' || Array.isArray(b.input)) {
           return `messages.${i}.content.${j}.tool_use.input: Input should be a valid dictionary`;
         }
+        if (allToolUses.has(String(b.id))) return `messages.${i}.content.${j}: \`tool_use\` ids must be unique`;
+        allToolUses.add(String(b.id));
         toolUses.add(String(b.id));
       }
       if (b.type === 'tool_result' && !previousToolUses.has(String(b.tool_use_id))) {

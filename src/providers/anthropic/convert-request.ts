@@ -17,7 +17,8 @@
  * `response_format` has no Anthropic equivalent: json_object and json_schema
  * become an instruction appended to the system prompt (with the schema
  * inlined). Unmappable parameters (n, seed, penalties, logprobs) are ignored.
- * Temperature is clamped to Anthropic's 0..1 range rather than failing.
+ * Temperature is clamped to Anthropic's 0..1 range rather than failing. Tool
+ * ids are made unique in the conversation, as Anthropic requires (see ToolIds).
  * API version 2026-10-21 removed temperature/top_p (a 400 if sent): with
  * `sampling: false` they are left out.
  */
@@ -178,7 +179,7 @@ function assistantBlocks(m: ChatMessage, toolIds: ToolIds): AnthropicContentBloc
   for (const call of m.tool_calls ?? []) {
     const block: AnthropicToolUseBlock = {
       type: 'tool_use',
-      id: toolIds.of(call.id),
+      id: toolIds.call(call.id),
       name: call.function.name,
       input: parseArguments(call.function.arguments),
     };
@@ -198,22 +199,39 @@ function parseArguments(args: string): Record<string, unknown> {
 }
 
 /**
- * Anthropic takes tool ids of `[a-zA-Z0-9_-]` only: other servers' ids
- * (`functions.get_weather:0`) are mapped alike in a call and its result, one
- * request's ids kept apart (`a.b` and `a:b` must not both become `a_b`).
+ * Anthropic takes tool ids of `[a-zA-Z0-9_-]` only, each id once in the whole
+ * conversation: other servers' ids (`functions.get_weather:0`) are mapped alike
+ * in a call and its result, one request's ids kept apart (`a.b` and `a:b` must
+ * not both become `a_b`), and an id a history repeats (servers that number
+ * calls per answer, `call_0` in every turn) gets a new one each time it is
+ * called, its results answering the earliest call of that id not yet answered.
  */
 class ToolIds {
-  private readonly given = new Map<string, string>();
   private readonly taken = new Set<string>();
+  /** Per client id: the ids its calls went out as, oldest first, not yet answered. */
+  private readonly open = new Map<string, string[]>();
+  /** Per client id: the id of its latest call (a result with no open call reuses it). */
+  private readonly latest = new Map<string, string>();
 
-  of(id: string | undefined): string {
+  call(id: string | undefined): string {
     const key = id ?? '';
-    let safe = this.given.get(key);
-    if (safe !== undefined) return safe;
+    const safe = this.fresh(key);
+    const open = this.open.get(key);
+    if (open) open.push(safe);
+    else this.open.set(key, [safe]);
+    this.latest.set(key, safe);
+    return safe;
+  }
+
+  result(id: string | undefined): string {
+    const key = id ?? '';
+    return this.open.get(key)?.shift() ?? this.latest.get(key) ?? this.fresh(key);
+  }
+
+  private fresh(key: string): string {
     const base = key.replace(/[^a-zA-Z0-9_-]/g, '_') || '_';
-    safe = base;
+    let safe = base;
     for (let n = 2; this.taken.has(safe); n++) safe = `${base}_${n}`;
-    this.given.set(key, safe);
     this.taken.add(safe);
     return safe;
   }
@@ -227,7 +245,7 @@ function toolsUsed(turns: Turn[]): string[] {
 }
 
 function toolResult(m: ChatMessage, toolIds: ToolIds): AnthropicToolResultBlock {
-  const block: AnthropicToolResultBlock = { type: 'tool_result', tool_use_id: toolIds.of(m.tool_call_id) };
+  const block: AnthropicToolResultBlock = { type: 'tool_result', tool_use_id: toolIds.result(m.tool_call_id) };
   if (typeof m.content === 'string') {
     if (m.content) block.content = m.content;
   } else if (Array.isArray(m.content)) {

@@ -1,0 +1,55 @@
+/**
+ * What OpenAI clients send that the Messages API takes differently, end to end:
+ * the official `openai` client → a real listening gateway → the anthropic
+ * adapter → the loopback Anthropic server, which refuses what the real API
+ * refuses (repeated tool_use ids).
+ */
+import { describe, expect, it } from 'vitest';
+import type OpenAI from 'openai';
+import { openaiThroughGateway } from '../../../test/helpers/openai-through-gateway.js';
+import { startAnthropicServer } from '../../../test/servers/anthropic-server.js';
+
+const MODEL = 'claude-sonnet-4-5';
+const t = openaiThroughGateway({
+  upstream: () => startAnthropicServer(undefined, { apiKey: 'sk-ant-gateway' }),
+  config: (url) => ({
+    resilience: { maxRetries: 0 },
+    providers: [{ id: 'claude', type: 'anthropic', baseUrl: url, apiKey: '${ANTHROPIC_API_KEY}' }],
+    models: [{ name: 'smart', deployments: [{ provider: 'claude', model: MODEL, capabilities: ['tools'] }] }],
+  }),
+  options: { env: { ANTHROPIC_API_KEY: 'sk-ant-gateway' } },
+});
+
+const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
+  { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+];
+const call = (id: string, city: string): OpenAI.Chat.Completions.ChatCompletionMessageParam => ({
+  role: 'assistant',
+  content: null,
+  tool_calls: [{ id, type: 'function', function: { name: 'get_weather', arguments: JSON.stringify({ city }) } }],
+});
+
+describe('openai SDK → gateway → anthropic: what OpenAI takes and Anthropic refuses', () => {
+  it('a history whose server numbered its tool calls per answer (call_0 in every turn) goes out with unique ids, each result answering its own turn', async () => {
+    const done = await t.client.chat.completions.create({
+      model: 'smart',
+      tools,
+      messages: [
+        { role: 'user', content: 'Weather in Paris, then Rome?' },
+        call('call_0', 'Paris'),
+        { role: 'tool', tool_call_id: 'call_0', content: 'sunny' },
+        call('call_0', 'Rome'),
+        { role: 'tool', tool_call_id: 'call_0', content: 'rainy' },
+      ],
+    });
+    expect(done.choices[0]!.finish_reason).toBe('stop');
+    const sent = t.upstream.requests.at(-1)!.body!.messages as { role: string; content: { type: string; id?: string; tool_use_id?: string; content?: string }[] }[];
+    const uses = sent.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_use');
+    const results = sent.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_result');
+    expect(new Set(uses.map((u) => u.id)).size).toBe(2);
+    expect(results.map((r) => [r.tool_use_id, r.content])).toEqual([
+      [uses[0]!.id, 'sunny'],
+      [uses[1]!.id, 'rainy'],
+    ]);
+  });
+});
