@@ -14,8 +14,8 @@
  * API key (when one is configured; `x-api-key` or `Authorization: Bearer`),
  * no sampling parameters on version 2026-10-21, the required fields, roles, non-blank text,
  * no trailing whitespace on a final assistant prefill, tool results that
- * answer the previous assistant turn's tool_use ids, and tool_use ids unique
- * in the whole conversation.
+ * answer the previous assistant turn's tool_use ids, tool_use ids unique in
+ * the whole conversation, and stop sequences that are not whitespace only.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { sseEvent, startScriptedServer, type ScriptedServer } from './scripted-server.js';
@@ -81,6 +81,8 @@ export type AnthropicHandler = (req: RecordedRequest) => AnthropicReply | Promis
 export interface AnthropicServerOptions {
   /** When set, requests must carry it as `x-api-key`. */
   apiKey?: string;
+  /** Refuse temperature and top_p together, as Claude Sonnet 4.5 and later models do. */
+  oneSamplingParameter?: boolean;
 }
 
 /** `url` is the origin, without `/v1`: what the SDK takes as baseURL. */
@@ -123,7 +125,10 @@ export async function startAnthropicServer(
         return sendError(res, n, { kind: 'error', status: 401, type: 'authentication_error', message: 'invalid x-api-key' });
       }
       if (body === undefined) return sendError(res, n, invalid('There was an issue with the format of your request: body is not a JSON object'));
-      const problem = validate(body, String(req.headers['anthropic-version']));
+      const problem =
+        options.oneSamplingParameter && body.temperature !== undefined && body.top_p !== undefined
+          ? '`temperature` and `top_p` cannot both be specified for this model. Please use only one.'
+          : validate(body, String(req.headers['anthropic-version']));
       if (problem) return sendError(res, n, invalid(problem));
 
       const reply = ex.next() ?? (handler ? await handler(rec) : { text: DEFAULT_REPLY_TEXT });
@@ -169,6 +174,9 @@ function validate(body: Json, version: string): string | undefined {
   if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
   if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) {
     return 'system: Input should be a valid string or list';
+  }
+  if (Array.isArray(body.stop_sequences) && body.stop_sequences.some((s) => typeof s !== 'string' || s.trim() === '')) {
+    return 'stop_sequences: each stop sequence must contain non-whitespace';
   }
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) return 'messages: at least one message is required';

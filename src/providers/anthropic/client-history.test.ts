@@ -2,20 +2,28 @@
  * What OpenAI clients send that the Messages API takes differently, end to end:
  * the official `openai` client → a real listening gateway → the anthropic
  * adapter → the loopback Anthropic server, which refuses what the real API
- * refuses (repeated tool_use ids).
+ * refuses (repeated tool_use ids, whitespace-only stop sequences, temperature
+ * beside top_p on newer models).
  */
 import { describe, expect, it } from 'vitest';
-import type OpenAI from 'openai';
+import OpenAI from 'openai';
 import { openaiThroughGateway } from '../../../test/helpers/openai-through-gateway.js';
 import { startAnthropicServer } from '../../../test/servers/anthropic-server.js';
 
 const MODEL = 'claude-sonnet-4-5';
 const t = openaiThroughGateway({
-  upstream: () => startAnthropicServer(undefined, { apiKey: 'sk-ant-gateway' }),
+  upstream: () => startAnthropicServer(undefined, { apiKey: 'sk-ant-gateway', oneSamplingParameter: true }),
   config: (url) => ({
     resilience: { maxRetries: 0 },
-    providers: [{ id: 'claude', type: 'anthropic', baseUrl: url, apiKey: '${ANTHROPIC_API_KEY}' }],
-    models: [{ name: 'smart', deployments: [{ provider: 'claude', model: MODEL, capabilities: ['tools'] }] }],
+    providers: [
+      { id: 'claude', type: 'anthropic', baseUrl: url, apiKey: '${ANTHROPIC_API_KEY}' },
+      { id: 'backup', type: 'simulated', simulate: { latencyMs: 0, reply: 'from the backup' } },
+    ],
+    models: [
+      { name: 'smart', deployments: [{ provider: 'claude', model: MODEL, capabilities: ['tools'] }] },
+      { name: 'chained', deployments: [{ provider: 'claude', model: MODEL }], fallbacks: ['spare'] },
+      { name: 'spare', deployments: [{ provider: 'backup', model: 'sim-1' }] },
+    ],
   }),
   options: { env: { ANTHROPIC_API_KEY: 'sk-ant-gateway' } },
 });
@@ -51,5 +59,37 @@ describe('openai SDK → gateway → anthropic: what OpenAI takes and Anthropic 
       [uses[0]!.id, 'sunny'],
       [uses[1]!.id, 'rainy'],
     ]);
+  });
+
+  it('stop: ["\\n"] is refused for the Anthropic candidate, naming the field, and a fallback serves it', async () => {
+    const before = t.upstream.requests.length;
+    const err = await t.client.chat.completions
+      .create({ model: 'smart', messages: [{ role: 'user', content: 'One line, please.' }], stop: ['\n'] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('stop');
+    expect((err as Error).message).toMatch(/anthropic.*whitespace/);
+    expect(t.upstream.requests.length).toBe(before);
+
+    const served = await t.client.chat.completions.create({ model: 'chained', messages: [{ role: 'user', content: 'One line.' }], stop: '\n' });
+    expect(served.choices[0]!.message.content).toContain('from the backup');
+
+    // A stop sequence with text in it still goes out as is.
+    await t.client.chat.completions.create({ model: 'smart', messages: [{ role: 'user', content: 'Hi' }], stop: ['\nEND', 'Human:'] });
+    expect(t.upstream.requests.at(-1)!.body!.stop_sequences).toEqual(['\nEND', 'Human:']);
+  });
+
+  it('temperature beside top_p: 1 (or top_p beside temperature: 1) sends only the one that changes anything', async () => {
+    await t.client.chat.completions.create({ model: 'smart', messages: [{ role: 'user', content: 'Hi' }], temperature: 0.2, top_p: 1 });
+    expect(t.upstream.requests.at(-1)!.body).toMatchObject({ temperature: 0.2 });
+    expect(t.upstream.requests.at(-1)!.body).not.toHaveProperty('top_p');
+
+    await t.client.chat.completions.create({ model: 'smart', messages: [{ role: 'user', content: 'Hi' }], temperature: 1, top_p: 0.5 });
+    expect(t.upstream.requests.at(-1)!.body).toMatchObject({ top_p: 0.5 });
+    expect(t.upstream.requests.at(-1)!.body).not.toHaveProperty('temperature');
+
+    // Either alone goes out as before.
+    await t.client.chat.completions.create({ model: 'smart', messages: [{ role: 'user', content: 'Hi' }], top_p: 1 });
+    expect(t.upstream.requests.at(-1)!.body).toMatchObject({ top_p: 1 });
   });
 });

@@ -68,10 +68,11 @@ export function plainText(content: ChatMessage['content']): string {
   return texts.join('\n');
 }
 
-export function unsupported(what: string): UpstreamError {
+export function unsupported(what: string, param?: string): UpstreamError {
   return new UpstreamError({
     category: 'invalid_request',
     message: `the anthropic provider cannot accept ${what}`,
     unsent: true,
+    ...(param !== undefined ? { param } : {}),
   });
 }

@@ -17,8 +17,11 @@
  * `response_format` has no Anthropic equivalent: json_object and json_schema
  * become an instruction appended to the system prompt (with the schema
  * inlined). Unmappable parameters (n, seed, penalties, logprobs) are ignored.
- * Temperature is clamped to Anthropic's 0..1 range rather than failing. Tool
- * ids are made unique in the conversation, as Anthropic requires (see ToolIds).
+ * Temperature is clamped to Anthropic's 0..1 range rather than failing, and a
+ * temperature or top_p of 1 (the default) is left out beside the other, which
+ * newer models refuse to take together. A whitespace-only stop sequence, which
+ * Anthropic refuses, is refused for this candidate. Tool ids are made unique
+ * in the conversation, as Anthropic requires (see ToolIds).
  * API version 2026-10-21 removed temperature/top_p (a 400 if sent): with
  * `sampling: false` they are left out.
  */
@@ -112,11 +115,21 @@ export function toAnthropicRequest(
   };
   if (system.length > 0) body.system = system.join('\n\n');
   if (opts.sampling !== false) {
-    if (typeof req.temperature === 'number') body.temperature = Math.min(1, Math.max(0, req.temperature));
-    if (typeof req.top_p === 'number') body.top_p = req.top_p;
+    // Claude models since Sonnet 4.5 refuse temperature and top_p together. A value
+    // equal to the default both APIs share (1) changes nothing, so it is left out
+    // when the other is set: OpenAI clients often send `top_p: 1` beside a temperature.
+    const temperature = typeof req.temperature === 'number' ? Math.min(1, Math.max(0, req.temperature)) : undefined;
+    const topP = typeof req.top_p === 'number' ? req.top_p : undefined;
+    if (temperature !== undefined && !(temperature === 1 && topP !== undefined && topP < 1)) body.temperature = temperature;
+    if (topP !== undefined && !(topP >= 1 && temperature !== undefined)) body.top_p = topP;
   }
   const stop = typeof req.stop === 'string' ? [req.stop] : (req.stop ?? []);
   const stopSequences = stop.filter((s) => s.length > 0);
+  // Anthropic refuses a stop sequence of whitespace only ("\n"): refused here, so another
+  // candidate can serve the request, rather than sent to come back as a 400.
+  if (stopSequences.some((s) => s.trim() === '')) {
+    throw unsupported('a stop sequence of whitespace only (such as "\\n")', 'stop');
+  }
   if (stopSequences.length > 0) body.stop_sequences = stopSequences;
   if (typeof req.user === 'string' && req.user) body.metadata = { user_id: req.user };
   const selection = toolSelection(req, 'anthropic');
