@@ -1,16 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { toChatCompletion } from './convert-response.js';
+import { toChatCompletion, type ResponseContext } from './convert-response.js';
 import { mapFinishReason } from './map-finish-reason.js';
 import type { GenerateContentResponse } from './wire.js';
 
 const fixture = (name: string): GenerateContentResponse =>
   JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8')) as GenerateContentResponse;
-const ctx = { model: 'gemini-asked', requestId: 'req-1', created: 1_700_000_000 };
+/** Ids numbered per answer here, so the expectations can name them (the adapter's are random: tool-call-id.ts). */
+const ctx = (): ResponseContext => {
+  let n = 0;
+  return { model: 'gemini-asked', requestId: 'req-1', created: 1_700_000_000, newToolId: () => `call_${n++}` };
+};
 
 describe('toChatCompletion (fixtures in Gemini wire format)', () => {
   it('text: content, stop, model from modelVersion, thinking tokens billed as completion', () => {
-    expect(toChatCompletion(fixture('response-text.json'), ctx)).toEqual({
+    expect(toChatCompletion(fixture('response-text.json'), ctx())).toEqual({
       id: 'chatcmpl-8yZraK2nA5WdnvgPmKnWkAc',
       object: 'chat.completion',
       created: 1_700_000_000,
@@ -37,7 +41,7 @@ describe('toChatCompletion (fixtures in Gemini wire format)', () => {
   });
 
   it('function calls: tool_calls with deterministic ids, JSON arguments, signature kept, finish tool_calls', () => {
-    const out = toChatCompletion(fixture('response-function-call.json'), ctx);
+    const out = toChatCompletion(fixture('response-function-call.json'), ctx());
     expect(out.choices).toEqual([
       {
         index: 0,
@@ -68,19 +72,19 @@ describe('toChatCompletion (fixtures in Gemini wire format)', () => {
   });
 
   it('a blocked prompt (no candidates) still yields one choice: empty, content_filter', () => {
-    const out = toChatCompletion(fixture('response-prompt-blocked.json'), ctx);
+    const out = toChatCompletion(fixture('response-prompt-blocked.json'), ctx());
     expect(out.choices).toEqual([{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'content_filter', logprobs: null }]);
     expect(out.usage).toEqual({ prompt_tokens: 15, completion_tokens: 0, total_tokens: 15 });
     expect(out.model).toBe('gemini-2.0-flash');
   });
 
   it('a candidate blocked for safety has no content at all', () => {
-    const out = toChatCompletion(fixture('response-candidate-safety.json'), ctx);
+    const out = toChatCompletion(fixture('response-candidate-safety.json'), ctx());
     expect(out.choices[0]).toMatchObject({ message: { role: 'assistant', content: '' }, finish_reason: 'content_filter' });
   });
 
   it('tolerates missing fields everywhere', () => {
-    const bare = toChatCompletion({}, ctx);
+    const bare = toChatCompletion({}, ctx());
     expect(bare).toEqual({
       id: 'chatcmpl-req-1',
       object: 'chat.completion',
@@ -92,7 +96,7 @@ describe('toChatCompletion (fixtures in Gemini wire format)', () => {
       candidates: [null, {}, { content: {} }, { content: { parts: [null, 7, { text: 'ok' }, { functionCall: { args: {} } }] } }],
       usageMetadata: { promptTokenCount: 'x' },
     } as unknown as GenerateContentResponse;
-    const out = toChatCompletion(odd, ctx);
+    const out = toChatCompletion(odd, ctx());
     expect(out.choices.map((c) => c.message.content)).toEqual(['', '', 'ok']);
     expect(out.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
   });
@@ -105,7 +109,7 @@ describe('toChatCompletion (fixtures in Gemini wire format)', () => {
           { index: 1, content: { parts: [{ text: 'B' }] }, finishReason: 'MAX_TOKENS' },
         ],
       },
-      ctx,
+      ctx(),
     );
     expect(out.choices.map((c) => [c.index, c.message.content, c.finish_reason])).toEqual([
       [0, 'A', 'stop'],

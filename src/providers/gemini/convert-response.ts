@@ -14,6 +14,8 @@ export interface ResponseContext {
   requestId: string;
   /** Unix seconds. */
   created: number;
+  /** An id for each tool call (Gemini's function calls carry none). */
+  newToolId: () => string;
 }
 
 function count(v: unknown): number {
@@ -49,12 +51,12 @@ export function textOf(parts: GeminiPart[]): string {
   return text;
 }
 
-/** A functionCall part → an OpenAI tool call with a deterministic id; undefined for other parts. */
-export function toolCallOf(p: GeminiPart, id: string): ToolCallWithSignature | undefined {
+/** A functionCall part → an OpenAI tool call with a new id; undefined for other parts. */
+export function toolCallOf(p: GeminiPart, newToolId: () => string): ToolCallWithSignature | undefined {
   const fc = p.functionCall;
   if (!fc || typeof fc !== 'object' || typeof fc.name !== 'string') return undefined;
   const call: ToolCallWithSignature = {
-    id,
+    id: newToolId(),
     type: 'function',
     function: { name: fc.name, arguments: JSON.stringify(fc.args && typeof fc.args === 'object' ? fc.args : {}) },
   };
@@ -71,17 +73,13 @@ export function completionId(res: GenerateContentResponse, requestId: string): s
 export function toChatCompletion(res: GenerateContentResponse, ctx: ResponseContext): ChatCompletion {
   const candidates = Array.isArray(res.candidates) ? res.candidates.filter((c) => c && typeof c === 'object') : [];
   const choices: ChatChoice[] = [];
-  let callNo = 0;
   candidates.forEach((c, i) => {
     const parts = partsOf(c);
     const text = textOf(parts);
     const toolCalls: ToolCallWithSignature[] = [];
     for (const p of parts) {
-      const call = toolCallOf(p, `call_${callNo}`);
-      if (call) {
-        toolCalls.push(call);
-        callNo++;
-      }
+      const call = toolCallOf(p, ctx.newToolId);
+      if (call) toolCalls.push(call);
     }
     const message: AssistantMessage = { role: 'assistant', content: text || (toolCalls.length > 0 ? null : '') };
     if (toolCalls.length > 0) message.tool_calls = toolCalls;

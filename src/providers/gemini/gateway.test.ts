@@ -44,6 +44,8 @@ const reply: GeminiReply = {
   usage: { promptTokenCount: 20, candidatesTokenCount: 9, thoughtsTokenCount: 5 },
 };
 
+const OPENAI_CALL_ID = /^call_[A-Za-z0-9]{24}$/;
+
 describe('openai SDK → gateway → gemini adapter → loopback Gemini', () => {
   it('buffered and streamed completions with a tool call agree', async () => {
     t.upstream.enqueue(reply, reply);
@@ -53,7 +55,7 @@ describe('openai SDK → gateway → gemini adapter → loopback Gemini', () => 
     expect(buffered.choices[0]!.finish_reason).toBe('tool_calls');
     expect(buffered.choices[0]!.message.content).toBe('Checking the forecast.');
     expect(buffered.choices[0]!.message.tool_calls).toMatchObject([
-      { id: 'call_0', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris, FR"}' } },
+      { id: expect.stringMatching(OPENAI_CALL_ID), type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris, FR"}' } },
     ]);
     expect(buffered.usage).toMatchObject({ prompt_tokens: 20, completion_tokens: 14, total_tokens: 34 });
 
@@ -62,8 +64,12 @@ describe('openai SDK → gateway → gemini adapter → loopback Gemini', () => 
     expect(streamed.model).toBe(MODEL);
     expect(streamed.choices[0]!.finish_reason).toBe('tool_calls');
     expect(streamed.choices[0]!.message.content).toBe(buffered.choices[0]!.message.content);
-    // Same ids, arguments and thought signature (extra_content) on both paths.
-    expect(streamed.choices[0]!.message.tool_calls).toEqual(buffered.choices[0]!.message.tool_calls);
+    // Same arguments and thought signature (extra_content) on both paths; each answer's call an id of its own,
+    // as OpenAI's are (numbered per answer, every turn's first call was call_0).
+    const withoutIds = (calls: ReadonlyArray<{ id: string }> | undefined) => calls?.map(({ id: _id, ...rest }) => rest);
+    expect(withoutIds(streamed.choices[0]!.message.tool_calls)).toEqual(withoutIds(buffered.choices[0]!.message.tool_calls));
+    expect(streamed.choices[0]!.message.tool_calls![0]!.id).toMatch(OPENAI_CALL_ID);
+    expect(streamed.choices[0]!.message.tool_calls![0]!.id).not.toBe(buffered.choices[0]!.message.tool_calls![0]!.id);
     expect(buffered.choices[0]!.message.tool_calls![0]).toHaveProperty('extra_content', { google: { thought_signature: 'c2lnLWdhdGV3YXk=' } });
     expect(streamed.usage).toMatchObject({ prompt_tokens: 20, completion_tokens: 14, total_tokens: 34 });
 

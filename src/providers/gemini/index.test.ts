@@ -11,6 +11,7 @@ import { UpstreamError } from '../../resilience/upstream-error.js';
 import { VirtualClock } from '../../../test/helpers/virtual-clock.js';
 import { startGeminiServer, type GeminiReply, type GeminiServer } from '../../../test/servers/gemini-server.js';
 import type { AttemptContext, ProviderAdapter } from '../types.js';
+import { seededRandom } from '../simulated/hash.js';
 import { createGeminiAdapter, modelPath } from './index.js';
 import type { GenerateContentRequest } from './wire.js';
 
@@ -27,7 +28,7 @@ const chat = (messages: ChatMessage[], extra: Partial<ChatRequest> = {}): ChatRe
 
 beforeAll(async () => {
   server = await startGeminiServer({ apiKey: KEY });
-  adapter = createGeminiAdapter(provider(server.url), { clock, random: () => 0.5 });
+  adapter = createGeminiAdapter(provider(server.url), { clock, random: seededRandom(7) });
 });
 afterAll(async () => {
   await adapter.close();
@@ -137,16 +138,23 @@ describe('gemini adapter over loopback', () => {
       expect(stream.malformed).toBe(0);
       expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
       expect(chunks.at(-1)!.choices).toEqual([]);
-      expect(assemble(chunks)).toEqual(buffered);
+      // The same answer both ways, but for the tool calls' ids: each call gets a new one, as OpenAI's do.
+      const ids = (a: typeof buffered) => a.tool_calls?.map((t) => t.id) ?? [];
+      const withoutIds = (a: typeof buffered) => ({ ...a, tool_calls: a.tool_calls?.map(({ id: _id, ...rest }) => rest) });
+      expect(withoutIds(assemble(chunks))).toEqual(withoutIds(buffered));
+      const all = [...ids(buffered), ...ids(assemble(chunks))];
+      for (const id of all) expect(id).toMatch(/^call_[A-Za-z0-9]{24}$/);
+      expect(new Set(all).size).toBe(all.length);
       expect(server.requests[1]!.url).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
       expect(server.requests[1]!.headers.accept).toBe('text/event-stream');
       if (label === 'function call') {
         expect(buffered.finish_reason).toBe('tool_calls');
         expect(buffered.content).toBe('Let me look. ');
-        expect(buffered.tool_calls).toEqual([
-          { id: 'call_0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
-          { id: 'call_1', type: 'function', function: { name: 'get_time', arguments: '{"tz":"CET"}' } },
+        expect(withoutIds(buffered).tool_calls).toEqual([
+          { type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+          { type: 'function', function: { name: 'get_time', arguments: '{"tz":"CET"}' } },
         ]);
+        expect(all).toHaveLength(4);
       } else {
         expect(buffered).toMatchObject({ content: 'The answer is 42.', finish_reason: 'stop', usage: { prompt_tokens: 5, completion_tokens: 6, total_tokens: 11 } });
       }

@@ -28,6 +28,7 @@ import { embedInBatches } from '../embedding-batches.js';
 const GEMINI_EMBED_BATCH = 100;
 import type { BatchEmbedContentsResponse, GenerateContentResponse } from './wire.js';
 import { apiKeyHeader } from '../api-key-header.js';
+import { toolCallIdMaker } from '../tool-call-id.js';
 
 export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
 const SSE_ACCEPT = { accept: 'text/event-stream' };
@@ -46,6 +47,8 @@ export function modelPath(model: string): string {
 export class GeminiAdapter implements ProviderAdapter {
   private readonly http: HttpUpstream;
   private readonly clock: Clock;
+  /** Gemini's function calls carry no id; OpenAI clients need one per call, unique in the conversation. */
+  private readonly newToolId: () => string;
   /** `/v1beta`, unless the configured base URL already names a version. */
   private readonly prefix: string;
 
@@ -60,6 +63,7 @@ export class GeminiAdapter implements ProviderAdapter {
       errorFromResponse: geminiErrorFromResponse,
     });
     this.clock = deps.clock;
+    this.newToolId = toolCallIdMaker(deps.random);
     this.prefix = /\/v1(?:alpha|beta)?\d*$/.test(this.http.basePath) ? '' : '/v1beta';
   }
 
@@ -71,6 +75,7 @@ export class GeminiAdapter implements ProviderAdapter {
       model: ctx.model,
       requestId: ctx.requestId,
       created: Math.floor(this.clock.now() / 1000),
+      newToolId: this.newToolId,
     });
     return { response, headers: res.headers };
   }
@@ -83,6 +88,7 @@ export class GeminiAdapter implements ProviderAdapter {
       model: ctx.model,
       requestId: ctx.requestId,
       clock: this.clock,
+      newToolId: this.newToolId,
     });
   }
 

@@ -16,7 +16,9 @@ async function* pieces(text: string, size = 7): AsyncGenerator<string> {
 }
 
 function stream(text: string, size?: number): GeminiChunkStream {
-  return new GeminiChunkStream({}, pieces(text, size), { model: 'asked', requestId: 'req-9', clock: new VirtualClock(1_700_000_000_500) });
+  let n = 0;
+  const newToolId = () => `call_${n++}`; // numbered here so expectations can name them; the adapter's are random
+  return new GeminiChunkStream({}, pieces(text, size), { model: 'asked', requestId: 'req-9', clock: new VirtualClock(1_700_000_000_500), newToolId });
 }
 
 async function collect(s: GeminiChunkStream): Promise<{ chunks: ChatCompletionChunk[]; error?: unknown }> {

@@ -29,6 +29,8 @@ export interface GeminiStreamContext {
   model: string;
   requestId: string;
   clock: Clock;
+  /** An id for each tool call (Gemini's function calls carry none). */
+  newToolId: () => string;
 }
 
 export class GeminiChunkStream implements ChunkStream {
@@ -49,7 +51,6 @@ export class GeminiChunkStream implements ChunkStream {
     const created = Math.floor(this.ctx.clock.now() / 1000);
     let usage: GeminiUsageMetadata | undefined;
     let blocked = false;
-    let callNo = 0;
 
     const chunk = (choices: ChunkChoice[]): ChatCompletionChunk => ({
       id: id!,
@@ -87,9 +88,8 @@ export class GeminiChunkStream implements ChunkStream {
         if (text) out.push(chunk([choice(index, { content: text })]));
         const calls: ToolCallDelta[] = [];
         for (const p of parts) {
-          const call = toolCallOf(p, `call_${callNo}`);
+          const call = toolCallOf(p, this.ctx.newToolId);
           if (!call) continue;
-          callNo++;
           calls.push({ index: state.toolCalls++, ...call });
         }
         if (calls.length > 0) out.push(chunk([choice(index, { tool_calls: calls })]));

@@ -22,9 +22,9 @@ import { OllamaChunkStream } from './stream.js';
 import { fromOllamaEmbed, toOllamaEmbed } from './embeddings.js';
 import { fixOllamaError } from './errors.js';
 import { apiKeyHeader } from '../api-key-header.js';
+import { toolCallIdMaker } from '../tool-call-id.js';
 
 const NDJSON_ACCEPT = { accept: 'application/x-ndjson' };
-const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
 export class OllamaAdapter implements ProviderAdapter {
   private readonly http: HttpUpstream;
@@ -42,12 +42,7 @@ export class OllamaAdapter implements ProviderAdapter {
       clock: deps.clock,
       errorFromResponse: (status, body, headers, now) => fixOllamaError(errorFromResponse(status, body, headers, now)),
     });
-    const random = deps.random;
-    this.newToolId = () => {
-      let id = 'call_';
-      for (let i = 0; i < 24; i++) id += ID_ALPHABET[Math.floor(random() * ID_ALPHABET.length)];
-      return id;
-    };
+    this.newToolId = toolCallIdMaker(deps.random);
   }
 
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
