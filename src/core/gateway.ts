@@ -12,6 +12,7 @@ import type {
   EmbeddingsRequest,
   EmbeddingsResponse,
   ModelList,
+  Usage,
 } from '../protocol/openai.js';
 import { validateChatRequest, validateEmbeddingsRequest } from '../protocol/validate.js';
 import { ADAPTERS } from '../providers/registry.js';
@@ -97,6 +98,27 @@ function answered(run: RequestRun, life: RequestLifecycle): void {
 /** An answer's usage, without parsing a forwarded answer that already read it. */
 function usageOf<U>(answer: { readonly usage?: U | null; readonly response: { usage?: U } }): U | undefined {
   return answer.usage !== undefined ? answer.usage ?? undefined : answer.response.usage;
+}
+
+/**
+ * Usage for an answer that reported none: the prompt as estimated before the call, the
+ * completion from its text and tool calls at ~4 characters a token (stream-tally.ts does
+ * the same for streams). Reads the whole answer: only for answers without usage.
+ */
+function countedUsage(response: ChatCompletion, promptTokens: number): Usage {
+  let chars = 0;
+  for (const c of Array.isArray(response.choices) ? response.choices : []) {
+    const m = c?.message;
+    if (typeof m?.content === 'string') chars += m.content.length;
+    for (const t of Array.isArray(m?.tool_calls) ? m.tool_calls : []) {
+      const f = (t as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
+      if (typeof f?.name === 'string') chars += f.name.length;
+      if (typeof f?.arguments === 'string') chars += f.arguments.length;
+    }
+  }
+  const prompt = Math.max(0, promptTokens);
+  const completion = Math.ceil(chars / 4);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
 export interface Gateway {
@@ -201,9 +223,10 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
         contentPolicyChain,
       });
       const answer = done.value;
-      const usage = usageOf(answer);
+      // An upstream that reports no usage (some OpenAI-compatible servers) is counted from the text, as streams are.
+      const usage = usageOf(answer) ?? countedUsage(answer.response, requirements.estimatedTokens - (req.max_completion_tokens ?? req.max_tokens ?? 0));
       run.usage = usage;
-      done.lease?.reconcile(usage?.total_tokens, answer.headers);
+      done.lease?.reconcile(usage.total_tokens, answer.headers);
       answered(run, life);
       return new BufferedChat(metaOf(run), answer);
     } catch (err) {
