@@ -30,7 +30,12 @@ export interface ServerOptions {
 
 /** A connection and the response it is serving (http-server's own field). */
 const kCurrent = Symbol('switchyard.currentResponse');
-type TrackedSocket = Socket & { [kCurrent]?: RoutedResponse };
+const kQueued = Symbol('switchyard.pipelinedResponses');
+/**
+ * A connection, the response it is serving, and (only when a client pipelines) the ones
+ * whose requests arrived behind it: node answers them in order, all in flight at once.
+ */
+type TrackedSocket = Socket & { [kCurrent]?: RoutedResponse; [kQueued]?: RoutedResponse[] };
 
 /** How long requests ended at the end of the shutdown grace have to write their answer. */
 const FINAL_WRITE_MS = 1000;
@@ -64,7 +69,12 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
     inFlight--;
     // Cleared, or an idle keep-alive connection would hold its last request's objects.
     const socket = this.req.socket as TrackedSocket;
-    if (socket[kCurrent] === this) socket[kCurrent] = undefined;
+    const queued = socket[kQueued];
+    if (socket[kCurrent] === this) socket[kCurrent] = queued?.shift();
+    else if (queued !== undefined) {
+      const i = queued.indexOf(this);
+      if (i !== -1) queued.splice(i, 1);
+    }
     if (!this.writableFinished) this[kAbort]?.();
     if (inFlight === 0) idle?.();
   }
@@ -81,7 +91,9 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
     },
     (req, res) => {
       inFlight++;
-      (req.socket as TrackedSocket)[kCurrent] = res;
+      const socket = req.socket as TrackedSocket;
+      if (socket[kCurrent] === undefined) socket[kCurrent] = res;
+      else (socket[kQueued] ??= []).push(res); // pipelined behind a response still in flight
       res.on('close', onResponseClose);
       if (closing) res.setHeader('connection', 'close');
       void handle(req, res);
@@ -162,11 +174,16 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
       // cut connection — a buffered one with 503 shutting_down, a stream with a final error
       // event — written within FINAL_WRITE_MS. Requests still sending their body are cut.
       let ended = 0;
-      for (const socket of sockets) {
-        const abort = socket[kCurrent]?.[kAbort];
-        if (abort === undefined) continue;
+      const end = (res: RoutedResponse | undefined): void => {
+        const abort = res?.[kAbort];
+        if (abort === undefined) return;
         ended++;
         abort(SHUTTING_DOWN());
+      };
+      for (const socket of sockets) {
+        end(socket[kCurrent]);
+        // A copy: a response that closes takes itself off the list.
+        for (const res of socket[kQueued]?.slice() ?? []) end(res);
       }
       if (ended > 0) await untilIdle(FINAL_WRITE_MS);
       server.closeAllConnections();

@@ -157,6 +157,27 @@ describe('close(graceMs)', () => {
     }
   });
 
+  it('ends a stream with its error event when another request is pipelined behind it', async () => {
+    gw = await start(5); // about 8 s
+    const s = connect(gw.port, '127.0.0.1');
+    await once(s, 'connect');
+    let got = '';
+    s.on('data', (d: Buffer) => {
+      got += d.toString();
+    });
+    const body = chatBody('fast', { stream: true });
+    s.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    await expect.poll(() => got.includes('data: ')).toBe(true);
+    // Pipelined behind the stream: node answers it only after the stream's response ends.
+    s.write('GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n');
+    await expect.poll(() => gw!.server.inFlight).toBe(2);
+    const closed = once(s, 'close');
+    await gw.close(200);
+    await closed;
+    expect(got).toContain('"code":"shutting_down"');
+    expect(got).not.toContain('data: [DONE]');
+  });
+
   it('is not held up by idle keep-alive connections', async () => {
     gw = await start(1000);
     // Leave a few pooled keep-alive connections behind.
