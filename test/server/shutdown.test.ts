@@ -5,7 +5,7 @@
  * waiting gets a 503, both shutting_down and traced so; idle keep-alive sockets
  * do not hold it up.
  */
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus, type TraceRecord } from '../../src/observability/events.js';
@@ -48,6 +48,20 @@ async function refused(port: number): Promise<boolean> {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ECONNREFUSED';
   }
+}
+
+/** A raw socket with a streamed chat request on it, once its first event arrived; `got()` is all it has read. */
+async function streamOnRawSocket(port: number): Promise<{ s: Socket; got: () => string }> {
+  const s = connect(port, '127.0.0.1');
+  await once(s, 'connect');
+  let got = '';
+  s.on('data', (d: Buffer) => {
+    got += d.toString();
+  });
+  const body = chatBody('fast', { stream: true });
+  s.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  await expect.poll(() => got.includes('data: ')).toBe(true);
+  return { s, got: () => got };
 }
 
 describe('close(graceMs)', () => {
@@ -159,23 +173,15 @@ describe('close(graceMs)', () => {
 
   it('ends a stream with its error event when another request is pipelined behind it', async () => {
     gw = await start(5); // about 8 s
-    const s = connect(gw.port, '127.0.0.1');
-    await once(s, 'connect');
-    let got = '';
-    s.on('data', (d: Buffer) => {
-      got += d.toString();
-    });
-    const body = chatBody('fast', { stream: true });
-    s.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-    await expect.poll(() => got.includes('data: ')).toBe(true);
+    const { s, got } = await streamOnRawSocket(gw.port);
     // Pipelined behind the stream: node answers it only after the stream's response ends.
     s.write('GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n');
     await expect.poll(() => gw!.server.inFlight).toBe(2);
     const closed = once(s, 'close');
     await gw.close(200);
     await closed;
-    expect(got).toContain('"code":"shutting_down"');
-    expect(got).not.toContain('data: [DONE]');
+    expect(got()).toContain('"code":"shutting_down"');
+    expect(got()).not.toContain('data: [DONE]');
   });
 
   it('is not held up by idle keep-alive connections', async () => {
@@ -190,21 +196,14 @@ describe('close(graceMs)', () => {
   it('answers a request that arrives on an open connection while closing with connection: close', async () => {
     gw = await start(40);
     // One socket, a slow stream on it, then (pipelined after it) /readyz.
-    const s = connect(gw.port, '127.0.0.1');
-    await once(s, 'connect');
-    let got = '';
-    s.on('data', (d: Buffer) => {
-      got += d.toString();
-    });
-    const body = chatBody('fast', { stream: true });
-    s.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-    await expect.poll(() => got.includes('data: ')).toBe(true);
+    const { s, got } = await streamOnRawSocket(gw.port);
     const closing = gw.close(10_000);
     s.write('GET /readyz HTTP/1.1\r\nhost: x\r\n\r\n');
     await once(s, 'close');
     await closing;
-    expect(got).toContain('data: [DONE]');
-    const second = got.slice(got.indexOf('data: [DONE]'));
+    const text = got();
+    expect(text).toContain('data: [DONE]');
+    const second = text.slice(text.indexOf('data: [DONE]'));
     expect(second).toMatch(/HTTP\/1\.1 503/);
     expect(second.toLowerCase()).toContain('connection: close');
     expect(second).toContain('"status":"shutting_down"');
