@@ -54,11 +54,15 @@ describe('createLogger', () => {
     expect(typeof line.time).toBe('string'); // ISO time
   });
 
-  it('takes its level from LOG_LEVEL, defaulting to info (also for an unknown level)', () => {
+  it('takes its level from LOG_LEVEL, defaulting to info (also for an unknown level, which it says)', () => {
     process.env.LOG_LEVEL = 'warn';
-    expect(createLogger({ destination: capture().stream }).level).toBe('warn');
+    const quiet = capture();
+    expect(createLogger({ destination: quiet.stream }).level).toBe('warn');
+    expect(quiet.lines).toEqual([]);
     process.env.LOG_LEVEL = 'LOUD';
-    expect(createLogger({ destination: capture().stream }).level).toBe('info');
+    const loud = capture();
+    expect(createLogger({ destination: loud.stream }).level).toBe('info');
+    expect(loud.json()).toMatchObject([{ level: 40, event: 'config', msg: expect.stringContaining("LOG_LEVEL 'loud' is not a level") }]);
     delete process.env.LOG_LEVEL;
     expect(createLogger({ destination: capture().stream }).level).toBe('info');
   });

@@ -30,7 +30,7 @@ export const REDACT_PATHS: string[] = SECRET_KEYS.flatMap((k) => {
 });
 
 export interface CreateLoggerOptions {
-  /** Default: `LOG_LEVEL`, else `info`. An unknown level falls back to `info`. */
+  /** Default: `LOG_LEVEL`, else `info`. An unknown level falls back to `info`, with a warning line saying so. */
   level?: string;
   /** Default: stdout through `pino.destination({ sync: false })`. Tests pass a stream. */
   destination?: DestinationStream;
@@ -47,7 +47,13 @@ export function createLogger(opts: CreateLoggerOptions = {}): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
   };
   // pino registers an exit hook that flushes an async destination if the process ends.
-  return pino(options, opts.destination ?? pino.destination({ dest: 1, sync: false }));
+  const logger = pino(options, opts.destination ?? pino.destination({ dest: 1, sync: false }));
+  if (!LEVELS.has(wanted)) {
+    // A typo must not silently leave debug logging off (or info on); bounded, the value is the operator's.
+    const given = opts.level === undefined ? 'LOG_LEVEL' : 'level';
+    logger.warn({ event: 'config' }, `${given} '${wanted.slice(0, 40)}' is not a level (${[...LEVELS].join(', ')}): logging at ${DEFAULT_LOG_LEVEL}`);
+  }
+  return logger;
 }
 
 /** A logger that writes nothing (tests, embedding without logs). */
