@@ -49,7 +49,7 @@ describe('WaitGate', () => {
     const a = deployment(provider('a'), 'm');
     pacer.observe(a, { 'retry-after': '5' });
     const r = await gate.wait([a], 1, 2000);
-    expect(r).toEqual({ ok: false, reason: 'timed_out', retryAfterMs: 5000, waitedMs: 0 });
+    expect(r).toEqual({ ok: false, reason: 'beyond_budget', retryAfterMs: 5000, waitedMs: 0 });
   });
 
   it('serves waiters first come first served and times out the rest early when capacity is taken', async () => {

@@ -24,7 +24,7 @@ export const DEFAULT_MAX_WAITERS = 1000;
 
 export type GateResult =
   | { ok: true; dep: Deployment; lease: Lease; index: number; waitedMs: number }
-  | { ok: false; reason: 'timed_out' | 'overflow'; retryAfterMs: number; waitedMs: number };
+  | { ok: false; reason: 'timed_out' | 'beyond_budget' | 'overflow'; retryAfterMs: number; waitedMs: number };
 
 interface Waiter {
   readonly candidates: readonly Deployment[];
@@ -83,7 +83,8 @@ export class WaitGate {
     if ('lease' in r) return Promise.resolve({ ok: true, dep: r.dep, lease: r.lease, index: r.index, waitedMs: 0 });
     const wait = Number.isFinite(r.waitMs) ? r.waitMs : 0;
     if (candidates.length === 0 || wait > maxWaitMs) {
-      return Promise.resolve({ ok: false, reason: 'timed_out', retryAfterMs: wait, waitedMs: 0 });
+      // Not waited at all: the earliest capacity is past the budget.
+      return Promise.resolve({ ok: false, reason: 'beyond_budget', retryAfterMs: wait, waitedMs: 0 });
     }
     if (this.waiters.length >= this.maxWaiters) {
       return Promise.resolve({ ok: false, reason: 'overflow', retryAfterMs: wait, waitedMs: 0 });

@@ -98,7 +98,7 @@ describe('all candidates throttled', () => {
     expect((err as GatewayError).code).toBe('all_candidates_unavailable');
     // When the earlier of the two refills: `fast` in 5 s (not `slow`'s 10 s, not the 2 s budget).
     expect((err as GatewayError).retryAfterS).toBe(FAST_REFILL_MS / 1000);
-    expect(throttles.at(-1)).toMatchObject({ outcome: 'timed_out', waitedMs: 0 });
+    expect(throttles.at(-1)).toMatchObject({ outcome: 'beyond_budget', waitedMs: 0 });
 
     // Retry-After is honest: at that time the request is served.
     await clock.advance(FAST_REFILL_MS);
