@@ -1,7 +1,7 @@
 /**
- * Tool call ids for providers whose answers carry none (Gemini, Ollama): shaped
- * as OpenAI's (`call_` and 24 letters and digits) and random, so no two calls of
- * a conversation share one. Numbering the calls of each answer (`call_0`,
+ * Tool call ids for providers whose answers carry none (Gemini, Ollama; a
+ * Cohere call that came without one): shaped as OpenAI's (`call_` and 24
+ * letters and digits) and random, so no two calls of a conversation share one. Numbering the calls of each answer (`call_0`,
  * `call_1`) repeated the same ids in every turn: clients that keep tool state by
  * id mixed turns up, and Anthropic refuses a history whose ids repeat.
  */

@@ -25,11 +25,13 @@ import { embedInBatches } from '../embedding-batches.js';
 const COHERE_EMBED_BATCH = 96;
 import { fixCohereError } from './errors.js';
 import { apiKeyHeader } from '../api-key-header.js';
+import { toolCallIdMaker } from '../tool-call-id.js';
 
 const SSE_ACCEPT = { accept: 'text/event-stream' };
 
 export class CohereAdapter implements ProviderAdapter {
   private readonly http: HttpUpstream;
+  private readonly newToolId: () => string;
 
   constructor(
     readonly provider: ProviderConfig,
@@ -42,19 +44,20 @@ export class CohereAdapter implements ProviderAdapter {
       clock: deps.clock,
       errorFromResponse: (status, body, headers, now) => fixCohereError(errorFromResponse(status, body, headers, now)),
     });
+    this.newToolId = toolCallIdMaker(deps.random);
   }
 
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
     const body = JSON.stringify(toCohereRequest(req, ctx.model, false));
     const res = await this.http.postWhole('/v2/chat', body, ctx.signal);
     const value = parseJsonBody(res.raw);
-    return { response: fromCohereResponse(value, ctx.model, this.created()), headers: res.headers };
+    return { response: fromCohereResponse(value, ctx.model, this.created(), this.newToolId), headers: res.headers };
   }
 
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
     const body = JSON.stringify(toCohereRequest(req, ctx.model, true));
     const res = await this.http.postOk('/v2/chat', body, ctx.signal, SSE_ACCEPT);
-    return new CohereChunkStream(res.headers, this.http.text(res, ctx.signal), ctx.model, this.created(), `chatcmpl-${ctx.requestId}`);
+    return new CohereChunkStream(res.headers, this.http.text(res, ctx.signal), ctx.model, this.created(), `chatcmpl-${ctx.requestId}`, this.newToolId);
   }
 
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {

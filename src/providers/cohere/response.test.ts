@@ -6,10 +6,12 @@ import { cohereUsage, fromCohereResponse, mapCohereFinishReason } from './respon
 const fixture = (name: string): unknown => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8'));
 const MODEL = 'command-r-plus-08-2024';
 const CREATED = 1_767_225_600;
+/** For a tool call without an id (the adapter's are random: tool-call-id.ts). */
+const NEW_ID = () => 'call_minted';
 
 describe('Cohere v2 chat response → OpenAI chat completion', () => {
   it('converts a text answer with billed usage', () => {
-    expect(fromCohereResponse(fixture('chat-text.json'), MODEL, CREATED)).toEqual({
+    expect(fromCohereResponse(fixture('chat-text.json'), MODEL, CREATED, NEW_ID)).toEqual({
       id: 'c14c80c3-18eb-4519-9460-6c92edd8cfb4',
       object: 'chat.completion',
       created: CREATED,
@@ -31,7 +33,7 @@ describe('Cohere v2 chat response → OpenAI chat completion', () => {
   });
 
   it('converts tool calls: content null, the plan dropped, finish_reason tool_calls', () => {
-    const out = fromCohereResponse(fixture('chat-tool-call.json'), MODEL, CREATED);
+    const out = fromCohereResponse(fixture('chat-tool-call.json'), MODEL, CREATED, NEW_ID);
     expect(out.choices[0]).toEqual({
       index: 0,
       message: {
@@ -54,9 +56,20 @@ describe('Cohere v2 chat response → OpenAI chat completion', () => {
       },
       MODEL,
       CREATED,
+      NEW_ID,
     );
     expect(out.choices[0]!.message.content).toBe('Answer.');
     expect(out.usage).toBeUndefined();
+  });
+
+  it('gives a tool call that came without an id a new one (a client needs one to answer it)', () => {
+    const out = fromCohereResponse(
+      { id: 'r2', finish_reason: 'TOOL_CALL', message: { role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }] } },
+      MODEL,
+      CREATED,
+      NEW_ID,
+    );
+    expect(out.choices[0]!.message.tool_calls!.map((t) => t.id)).toEqual(['call_minted']);
   });
 
   it('maps every finish reason', () => {
@@ -76,7 +89,7 @@ describe('Cohere v2 chat response → OpenAI chat completion', () => {
     for (const body of [{ id: 'x' }, [], null, { message: {} }]) {
       let err: unknown;
       try {
-        fromCohereResponse(body, MODEL, CREATED);
+        fromCohereResponse(body, MODEL, CREATED, NEW_ID);
       } catch (e) {
         err = e;
       }

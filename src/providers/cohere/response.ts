@@ -40,7 +40,8 @@ export function cohereUsage(u: CohereUsage | undefined): Usage | undefined {
 }
 
 /** Validates the shape the adapter relies on; anything else is the upstream's fault. */
-export function fromCohereResponse(value: unknown, model: string, created: number): ChatCompletion {
+/** `newToolId`: for a tool call that came without an id (Cohere sends one; a client needs one to answer it). */
+export function fromCohereResponse(value: unknown, model: string, created: number, newToolId: () => string): ChatCompletion {
   if (!isCohereChatResponse(value)) {
     throw new UpstreamError({ category: 'server', message: 'cohere sent a chat response without a message' });
   }
@@ -54,7 +55,7 @@ export function fromCohereResponse(value: unknown, model: string, created: numbe
   const calls = Array.isArray(msg.tool_calls) ? msg.tool_calls.filter(isObject) : [];
   if (calls.length > 0) {
     toolCalls = calls.map((c) => ({
-      id: typeof c.id === 'string' ? c.id : '',
+      id: typeof c.id === 'string' && c.id ? c.id : newToolId(),
       type: 'function',
       function: { name: stringOr(c.function?.name), arguments: stringOr(c.function?.arguments) },
     }));

@@ -13,7 +13,7 @@ async function* piecesOf(text: string, size: number): AsyncGenerator<string> {
 }
 
 async function run(text: string, size = text.length): Promise<{ chunks: ChatCompletionChunk[]; error: unknown; malformed: number }> {
-  const stream = new CohereChunkStream({}, piecesOf(text, size), MODEL, CREATED, 'chatcmpl-fallback');
+  const stream = new CohereChunkStream({}, piecesOf(text, size), MODEL, CREATED, 'chatcmpl-fallback', () => 'call_minted');
   const chunks: ChatCompletionChunk[] = [];
   let error: unknown;
   try {
@@ -106,6 +106,18 @@ describe('Cohere v2 SSE → OpenAI chunks', () => {
     expect(error).toBeUndefined();
     expect(malformed).toBe(2);
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? null).join('')).toBe('Coca-Cola is a soft drink.');
+  });
+
+  it('gives a tool call that starts without an id a new one (a client needs one to answer it)', async () => {
+    const events = [
+      { type: 'message-start', id: 'm1', delta: { message: { role: 'assistant' } } },
+      { type: 'tool-call-start', index: 0, delta: { message: { tool_calls: { type: 'function', function: { name: 'f', arguments: '{}' } } } } },
+      { type: 'tool-call-end', index: 0 },
+      { type: 'message-end', delta: { finish_reason: 'TOOL_CALL' } },
+    ];
+    const text = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+    const { chunks } = await run(text);
+    expect(chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []).map((t) => t.id)).toEqual(['call_minted']);
   });
 
   it('skips thinking content blocks and maps ERROR_TOXIC to content_filter', async () => {

@@ -21,10 +21,12 @@ export class CohereChunkStream implements ChunkStream {
     private readonly created: number,
     /** Used until `message-start` names the message. */
     private readonly fallbackId: string,
+    /** For a tool call that came without an id. */
+    private readonly newToolId: () => string,
   ) {}
 
   async *[Symbol.asyncIterator](): AsyncGenerator<ChatCompletionChunk> {
-    const t = new CohereTranslator(this.model, this.created, this.fallbackId);
+    const t = new CohereTranslator(this.model, this.created, this.fallbackId, this.newToolId);
     const parser = new SseParser();
     const events = parser.events;
     const out: ChatCompletionChunk[] = [];
@@ -63,6 +65,7 @@ export class CohereTranslator {
     private readonly model: string,
     private readonly created: number,
     fallbackId: string,
+    private readonly newToolId: () => string,
   ) {
     this.id = fallbackId;
   }
@@ -108,7 +111,7 @@ export class CohereTranslator {
             tool_calls: [
               {
                 index,
-                id: call.id ?? `call_${index}`,
+                id: typeof call.id === 'string' && call.id ? call.id : this.newToolId(),
                 type: 'function',
                 function: { name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' },
               },
