@@ -7,7 +7,7 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus, type TraceRecord } from '../../src/observability/events.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startChatOver, type TestGateway } from '../helpers/gateway.js';
 import { startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 
 let gw: TestGateway | undefined;
@@ -29,13 +29,7 @@ describe('a buffered answer without usage', () => {
     const traced: TraceRecord[] = [];
     const bus = new EventBus();
     bus.on('request', (t) => traced.push(t));
-    gw = await startGateway(
-      {
-        providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
-        models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'up-1', price: { input: 1, output: 2 } }] }],
-      },
-      { bus },
-    );
+    gw = await startChatOver(upstream.url, {}, { model: 'up-1', price: { input: 1, output: 2 } }, { bus });
     const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 });
     const answer = await client.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'Say something of forty characters, please.' }], max_tokens: 50 });
     expect(answer.choices[0]!.message.content).toBe(TEXT);

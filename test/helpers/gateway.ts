@@ -25,6 +25,27 @@ export async function startGateway(doc: Record<string, unknown>, opts: StartOpti
   return Object.assign(running, { baseURL: `${running.url}/v1`, config });
 }
 
+/**
+ * Alias `chat` over one deployment `up/m` of an `openai`-type provider at `url` (a
+ * loopback upstream). `deployment` adds to or replaces the deployment's fields (`model`,
+ * `capabilities`, `price`…), `doc` the rest of the config (`resilience`…).
+ */
+export function startChatOver(
+  url: string,
+  doc: Record<string, unknown> = {},
+  deployment: Record<string, unknown> = {},
+  opts?: Parameters<typeof startGateway>[1],
+): Promise<TestGateway> {
+  return startGateway(
+    {
+      providers: [{ id: 'up', type: 'openai', baseUrl: url }],
+      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm', ...deployment }] }],
+      ...doc,
+    },
+    opts,
+  );
+}
+
 /** Shorthand: one `openai`-type provider at `url` (an OpenAI-compatible loopback server) behind alias `model`. */
 export function openaiProvider(id: string, url: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { id, type: 'openai', baseUrl: url, ...extra };

@@ -5,7 +5,7 @@
  * documented error-rate query missed every broken stream). Over real sockets.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startChatOver, type TestGateway } from '../helpers/gateway.js';
 import { parsePrometheusText, sampleValue } from '../helpers/prom-parse.js';
 import { chunk, sleep, sseHead, startRawUpstream, usageChunk, writeWords } from '../helpers/raw-upstream.js';
 
@@ -32,11 +32,7 @@ async function setup(streamResume: boolean): Promise<TestGateway> {
     res.destroy();
   });
   closers.push(() => upstream.close());
-  const gw = await startGateway({
-    resilience: { maxRetries: 0, streamResume },
-    providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
-    models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm', capabilities: ['prefill'] }] }],
-  });
+  const gw = await startChatOver(upstream.url, { resilience: { maxRetries: 0, streamResume } }, { capabilities: ['prefill'] });
   closers.push(() => gw.close(0));
   return gw;
 }
@@ -74,10 +70,7 @@ describe('switchyard_upstream_attempts_total for streams', () => {
       res.end('data: [DONE]\n\n');
     });
     closers.push(() => upstream.close());
-    const gw = await startGateway({
-      providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
-      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
-    });
+    const gw = await startChatOver(upstream.url);
     closers.push(() => gw.close(0));
     const ac = new AbortController();
     const r = await fetch(`${gw.baseURL}/chat/completions`, {

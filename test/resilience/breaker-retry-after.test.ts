@@ -5,7 +5,7 @@
  */
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGateway } from '../helpers/gateway.js';
+import { startChatOver } from '../helpers/gateway.js';
 import { startRawUpstream } from '../helpers/raw-upstream.js';
 
 let closers: (() => Promise<void>)[] = [];
@@ -21,11 +21,7 @@ describe('Retry-After when the request opened the breaker', () => {
       res.end(JSON.stringify({ error: { message: 'boom', type: 'server_error' } }));
     });
     closers.push(() => upstream.close());
-    const gw = await startGateway({
-      resilience: { maxRetries: 1, backoff: { baseMs: 1, maxMs: 2 }, breaker: { failureThreshold: 2, recoveryMs: 30_000 } },
-      providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
-      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
-    });
+    const gw = await startChatOver(upstream.url, { resilience: { maxRetries: 1, backoff: { baseMs: 1, maxMs: 2 }, breaker: { failureThreshold: 2, recoveryMs: 30_000 } } });
     closers.push(() => gw.close(0));
     const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 });
     const retryAfter = async () => {

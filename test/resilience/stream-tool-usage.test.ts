@@ -5,7 +5,7 @@
  */
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGateway } from '../helpers/gateway.js';
+import { startChatOver } from '../helpers/gateway.js';
 import { chunk, sleep, sseHead, startRawUpstream } from '../helpers/raw-upstream.js';
 
 let closers: (() => Promise<void>)[] = [];
@@ -27,10 +27,7 @@ describe('usage of a streamed tool call counted by the gateway', () => {
       res.end('data: [DONE]\n\n');
     });
     closers.push(() => upstream.close());
-    const gw = await startGateway({
-      providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
-      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
-    });
+    const gw = await startChatOver(upstream.url);
     closers.push(() => gw.close(0));
     const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 });
 

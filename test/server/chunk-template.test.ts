@@ -8,7 +8,7 @@
  */
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGateway } from '../helpers/gateway.js';
+import { startChatOver } from '../helpers/gateway.js';
 import { sleep, sseHead, startRawUpstream } from '../helpers/raw-upstream.js';
 import { rawExchange, sseData } from './wire.js';
 
@@ -56,10 +56,7 @@ describe('template-built chunks over the wire', () => {
       res.end('data: [DONE]\n\n');
     });
     closers.push(() => upstream.close());
-    const gw = await startGateway({
-      providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
-      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'gpt-4o-mini' }] }],
-    });
+    const gw = await startChatOver(upstream.url, {}, { model: 'gpt-4o-mini' });
     closers.push(() => gw.close(0));
     const body = JSON.stringify({ model: 'chat', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] });
     const res = await rawExchange(Number(new URL(gw.url).port), [
@@ -88,11 +85,7 @@ describe('template-built chunks over the wire', () => {
       res.end('data: [DONE]\n\n');
     });
     closers.push(() => upstream.close());
-    const gw = await startGateway({
-      resilience: { ttftTimeoutMs: 1000, idleTimeoutMs: 1000, requestTimeoutMs: 5000, maxRetries: 0 },
-      providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
-      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm-1', capabilities: ['prefill'] }] }],
-    });
+    const gw = await startChatOver(upstream.url, { resilience: { ttftTimeoutMs: 1000, idleTimeoutMs: 1000, requestTimeoutMs: 5000, maxRetries: 0 } }, { model: 'm-1', capabilities: ['prefill'] });
     closers.push(() => gw.close(0));
     const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 });
     const stream = await client.chat.completions.create({ model: 'chat', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'tell me' }] });

@@ -6,7 +6,7 @@
  * attempts 0; a request refused before routing carries neither.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startChatOver, type TestGateway } from '../helpers/gateway.js';
 import { startRawUpstream } from '../helpers/raw-upstream.js';
 
 let closers: (() => Promise<void>)[] = [];
@@ -22,11 +22,7 @@ async function setup(): Promise<TestGateway> {
     res.end(JSON.stringify({ error: { message: bad ? 'bad field' : 'boom', type: bad ? 'invalid_request_error' : 'server_error' } }));
   });
   closers.push(() => upstream.close());
-  const gw = await startGateway({
-    resilience: { maxRetries: 1, backoff: { baseMs: 1, maxMs: 1 }, breaker: { failureThreshold: 100 } },
-    providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
-    models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
-  });
+  const gw = await startChatOver(upstream.url, { resilience: { maxRetries: 1, backoff: { baseMs: 1, maxMs: 1 }, breaker: { failureThreshold: 100 } } });
   closers.push(() => gw.close(0));
   return gw;
 }

@@ -5,7 +5,7 @@
  * write per event. Read at the wire: the chunked framing of the response.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startChatOver, type TestGateway } from '../helpers/gateway.js';
 import { chunk, sleep, sseHead, startRawUpstream, usageChunk } from '../helpers/raw-upstream.js';
 import { rawExchange, sseData } from './wire.js';
 
@@ -42,10 +42,7 @@ async function setup(): Promise<TestGateway> {
     res.end(chunk('m', {}, 'stop') + usageChunk('m', 3, BATCH + 1) + 'data: [DONE]\n\n');
   });
   closers.push(() => upstream.close());
-  const gw = await startGateway({
-    providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
-    models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
-  });
+  const gw = await startChatOver(upstream.url);
   closers.push(() => gw.close(0));
   return gw;
 }

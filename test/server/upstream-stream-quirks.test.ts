@@ -5,7 +5,7 @@
  * that says how much had arrived.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGateway } from '../helpers/gateway.js';
+import { startChatOver } from '../helpers/gateway.js';
 import { chunk, sleep, sseHead, startRawUpstream, type RawHandler } from '../helpers/raw-upstream.js';
 
 let closers: (() => Promise<void>)[] = [];
@@ -40,11 +40,7 @@ async function streamThrough(
 ): Promise<{ status: number; values: unknown[]; body: string }> {
   const upstream = await startRawUpstream(handler);
   closers.push(() => upstream.close());
-  const gw = await startGateway({
-    resilience: { maxRetries: 0, ...resilience },
-    providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
-    models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
-  });
+  const gw = await startChatOver(upstream.url, { resilience: { maxRetries: 0, ...resilience } });
   closers.push(() => gw.close(0));
   const res = await fetch(`${gw.baseURL}/chat/completions`, {
     method: 'POST',
