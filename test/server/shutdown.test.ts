@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus, type TraceRecord } from '../../src/observability/events.js';
 import { openaiProvider, startGateway, type TestGateway } from '../helpers/gateway.js';
-import { chunk, sseHead, startRawUpstream } from '../helpers/raw-upstream.js';
+import { chunk, sleep, sseHead, startRawUpstream } from '../helpers/raw-upstream.js';
 import { chatBody, readUntil, sseData } from './wire.js';
 
 // 40 pieces at 40 a second: a stream of about one second.
@@ -165,6 +165,51 @@ describe('close(graceMs)', () => {
       expect(data.slice(0, -1).map((d) => (JSON.parse(d) as { choices: Array<{ delta: { content?: string } }> }).choices[0]!.delta.content).join('')).toBe('Hello');
       expect((JSON.parse(data.at(-1)!) as { error: { code: string } }).error.code).toBe('shutting_down');
       expect(traced.find((t) => t.id === r.headers.get('x-request-id'))?.errorCode).toBe('shutting_down');
+      await expect.poll(() => upstream.openSockets()).toBe(0);
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('ends a stream that is being resumed after a cut the same way, and releases the continuation', async () => {
+    // The first answer cuts after two words; the continuation (prefill) is accepted and never answered.
+    const upstream = await startRawUpstream(async (res, _hit, n) => {
+      if (n > 1) return;
+      sseHead(res);
+      res.write(chunk('up-1', { role: 'assistant', content: 'one ' }));
+      res.write(chunk('up-1', { content: 'two ' }));
+      await sleep(20);
+      res.destroy();
+    });
+    try {
+      const bus = new EventBus();
+      bus.on('request', (t) => traced.push(t));
+      gw = await startGateway(
+        {
+          resilience: { ttftTimeoutMs: 30_000, requestTimeoutMs: 30_000, maxRetries: 0 },
+          providers: [openaiProvider('up', upstream.url)],
+          models: [{ name: 'fast', deployments: [{ provider: 'up', model: 'up-1', capabilities: ['prefill'] }] }],
+        },
+        { bus },
+      );
+      const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', body: chatBody('fast', { stream: true }) });
+      const reading = readUntil(r.body!, () => false);
+      // The continuation is out (a second hit, its socket open) and waiting for its first token.
+      await expect.poll(() => upstream.hits.length).toBe(2);
+      expect(upstream.hits[1]!.text).toContain('one two ');
+      const t0 = Date.now();
+      await gw.close(200);
+      expect(Date.now() - t0).toBeLessThan(3000);
+      const data = sseData(await reading);
+      expect(data.slice(0, -1).map((d) => (JSON.parse(d) as { choices: Array<{ delta: { content?: string } }> }).choices[0]!.delta.content ?? '').join('')).toBe('one two ');
+      expect((JSON.parse(data.at(-1)!) as { error: { code: string } }).error.code).toBe('shutting_down');
+      const t = traced.find((x) => x.id === r.headers.get('x-request-id'))!;
+      expect(t.errorCode).toBe('shutting_down');
+      expect(t.streamOutcome).toBe('broken');
+      expect(t.attempts.map((a) => [a.errorType, a.resume ?? false])).toEqual([
+        ['network', false],
+        ['aborted', true],
+      ]);
       await expect.poll(() => upstream.openSockets()).toBe(0);
     } finally {
       await upstream.close();
