@@ -16,10 +16,10 @@
  * Each row holds the record as JSON plus the filterable fields as indexed
  * columns.
  */
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { systemClock, type Clock, type TimerHandle } from '../core/clock.js';
+import { makeDir } from './make-dir.js';
 import type { TraceRecord } from './events.js';
 import { resolveLimit, startedAtMs, type TraceFilter, type TraceStore } from './trace-store.js';
 
@@ -100,7 +100,7 @@ export class SqliteTraceStore implements TraceStore {
     this.batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
     this.onError = opts.onError ?? (() => {});
 
-    if (opts.path !== ':memory:' && opts.path !== '') mkdirSync(dirname(opts.path), { recursive: true });
+    if (opts.path !== ':memory:' && opts.path !== '') makeDir(dirname(opts.path));
     this.db = new Database(opts.path);
     this.db.pragma('journal_mode = WAL');
     // WAL + NORMAL: durable across process crashes, only an OS crash may lose the last commits.

@@ -99,3 +99,11 @@ it('names traces.path and the file when the trace database cannot be opened', as
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// node's recursive mkdirSync spins for ever under /proc; start-up must refuse instead.
+it.runIf(process.platform === 'linux')('refuses a traces.path under /proc instead of hanging', async () => {
+  const config = parseConfig({ ...SIMULATED, traces: { store: 'sqlite', path: '/proc/switchyard-none/traces.db' } }, {});
+  await expect(startSwitchyard(config, { port: 0, host: '127.0.0.1' })).rejects.toThrow(
+    /^traces\.path: cannot open the trace database \/proc\/switchyard-none\/traces\.db: ENOENT/,
+  );
+});
