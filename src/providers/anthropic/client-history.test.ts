@@ -79,7 +79,7 @@ describe('openai SDK → gateway → anthropic: what OpenAI takes and Anthropic 
     expect(t.upstream.requests.at(-1)!.body!.stop_sequences).toEqual(['\nEND', 'Human:']);
   });
 
-  it('temperature beside top_p: 1 (or top_p beside temperature: 1) sends only the one that changes anything', async () => {
+  it('temperature and top_p: only one goes out — the one that changes anything, else the temperature', async () => {
     await t.client.chat.completions.create({ model: 'smart', messages: [{ role: 'user', content: 'Hi' }], temperature: 0.2, top_p: 1 });
     expect(t.upstream.requests.at(-1)!.body).toMatchObject({ temperature: 0.2 });
     expect(t.upstream.requests.at(-1)!.body).not.toHaveProperty('top_p');
@@ -87,6 +87,11 @@ describe('openai SDK → gateway → anthropic: what OpenAI takes and Anthropic 
     await t.client.chat.completions.create({ model: 'smart', messages: [{ role: 'user', content: 'Hi' }], temperature: 1, top_p: 0.5 });
     expect(t.upstream.requests.at(-1)!.body).toMatchObject({ top_p: 0.5 });
     expect(t.upstream.requests.at(-1)!.body).not.toHaveProperty('temperature');
+
+    // Two values that both change something: the temperature goes out, as newer models take only one.
+    await t.client.chat.completions.create({ model: 'smart', messages: [{ role: 'user', content: 'Hi' }], temperature: 0.3, top_p: 0.9 });
+    expect(t.upstream.requests.at(-1)!.body).toMatchObject({ temperature: 0.3 });
+    expect(t.upstream.requests.at(-1)!.body).not.toHaveProperty('top_p');
 
     // Either alone goes out as before.
     await t.client.chat.completions.create({ model: 'smart', messages: [{ role: 'user', content: 'Hi' }], top_p: 1 });

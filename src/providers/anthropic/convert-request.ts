@@ -17,9 +17,9 @@
  * `response_format` has no Anthropic equivalent: json_object and json_schema
  * become an instruction appended to the system prompt (with the schema
  * inlined). Unmappable parameters (n, seed, penalties, logprobs) are ignored.
- * Temperature is clamped to Anthropic's 0..1 range rather than failing, and a
- * temperature or top_p of 1 (the default) is left out beside the other, which
- * newer models refuse to take together. A whitespace-only stop sequence, which
+ * Temperature is clamped to Anthropic's 0..1 range rather than failing, and
+ * only one of temperature and top_p goes out, which newer models require (see
+ * below). A whitespace-only stop sequence, which
  * Anthropic refuses, is refused for this candidate. Tool ids are made unique
  * in the conversation, as Anthropic requires (see ToolIds).
  * API version 2026-10-21 removed temperature/top_p (a 400 if sent): with
@@ -115,13 +115,14 @@ export function toAnthropicRequest(
   };
   if (system.length > 0) body.system = system.join('\n\n');
   if (opts.sampling !== false) {
-    // Claude models since Sonnet 4.5 refuse temperature and top_p together. A value
-    // equal to the default both APIs share (1) changes nothing, so it is left out
-    // when the other is set: OpenAI clients often send `top_p: 1` beside a temperature.
+    // Claude models since Sonnet 4.5 refuse temperature and top_p together (a 400), and
+    // Anthropic advises altering one, never both, on every model. So one goes out: top_p
+    // when the temperature is the default both APIs share (1, so it changes nothing),
+    // else the temperature — as Portkey does. OpenAI clients often send `top_p: 1` beside one.
     const temperature = typeof req.temperature === 'number' ? Math.min(1, Math.max(0, req.temperature)) : undefined;
     const topP = typeof req.top_p === 'number' ? req.top_p : undefined;
     if (temperature !== undefined && !(temperature === 1 && topP !== undefined && topP < 1)) body.temperature = temperature;
-    if (topP !== undefined && !(topP >= 1 && temperature !== undefined)) body.top_p = topP;
+    else if (topP !== undefined) body.top_p = topP;
   }
   const stop = typeof req.stop === 'string' ? [req.stop] : (req.stop ?? []);
   const stopSequences = stop.filter((s) => s.length > 0);
