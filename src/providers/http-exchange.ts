@@ -111,7 +111,7 @@ export class Exchange extends AbortableHandler implements Dispatcher.DispatchHan
     const resolve = this.head;
     this.head = undefined;
     this.reject = undefined;
-    resolve?.({ status, headers: headersOf(rawHeaders), body: this });
+    resolve?.({ status, headers: headersOf(rawHeaders), contentType: contentTypeOf(rawHeaders), body: this });
     return true;
   }
 
@@ -283,21 +283,41 @@ export function headersOf(raw: Buffer[]): UpstreamHeaders {
   return out ?? NO_HEADERS;
 }
 
+const CONTENT_TYPE = Buffer.from('content-type', 'latin1');
+
+/**
+ * The `content-type` of a streamed exchange's head (undefined when absent), kept
+ * apart from headersOf's map: only the stream path reads it (an upstream that
+ * answers a stream request with one JSON completion), and keeping it in the map
+ * would cost every answer the shared empty headers object.
+ */
+export function contentTypeOf(raw: Buffer[]): string | undefined {
+  const n = raw.length - (raw.length % 2);
+  for (let i = 0; i < n; i += 2) {
+    const nb = raw[i]!;
+    if (nb.length === CONTENT_TYPE.length && startsWithLower(nb, CONTENT_TYPE)) return raw[i + 1]!.toString('latin1');
+  }
+  return undefined;
+}
+
 /** Prefixes of every name limits/rate-limit-headers.ts reads (RATE_LIMIT_HEADERS; a test holds the two together). */
 const KEPT_PREFIXES = ['x-ratelimit-', 'anthropic-ratelimit-', 'retry-after'].map((p) => Buffer.from(p, 'latin1'));
 
 /** Does this raw name start with a kept prefix, in any letter case? */
 function isKept(name: Buffer): boolean {
   for (const prefix of KEPT_PREFIXES) {
-    if (name.length < prefix.length) continue;
-    let i = 0;
-    for (; i < prefix.length; i++) {
-      const want = prefix[i]!;
-      const got = name[i]!;
-      // Prefixes are lower-case letters and '-': a letter also matches its upper case.
-      if (got !== want && !(want >= 0x61 && want <= 0x7a && got === want - 0x20)) break;
-    }
-    if (i === prefix.length) return true;
+    if (name.length >= prefix.length && startsWithLower(name, prefix)) return true;
   }
   return false;
+}
+
+/** Does `name` (at least as long as `prefix`) start with `prefix`, in any letter case? */
+function startsWithLower(name: Buffer, prefix: Buffer): boolean {
+  for (let i = 0; i < prefix.length; i++) {
+    const want = prefix[i]!;
+    const got = name[i]!;
+    // Prefixes are lower-case letters and '-': a letter also matches its upper case.
+    if (got !== want && !(want >= 0x61 && want <= 0x7a && got === want - 0x20)) return false;
+  }
+  return true;
 }

@@ -109,6 +109,22 @@ describe('HttpUpstream', () => {
     expect(sockets.size).toBe(1);
   });
 
+  it("a streamed exchange's head says its content-type as sent, in any letter case of the name, or nothing when it has none", async () => {
+    const types = [['Content-Type', 'application/json; charset=utf-8'], ['CONTENT-TYPE', 'text/event-stream'], undefined] as const;
+    const { http } = await server((req, res) => {
+      const sent = types[Number(req.url!.slice(-1))];
+      res.writeHead(200, sent ? { [sent[0]]: sent[1], 'x-content-type-options': 'nosniff' } : { 'x-content-type-options': 'nosniff' });
+      res.end('{}');
+    });
+    const got = [];
+    for (let i = 0; i < types.length; i++) {
+      const res = await http.postOk(`/chat/completions?${i}`, '{}', never());
+      got.push(res.contentType);
+      await http.bytes(res, never());
+    }
+    expect(got).toEqual(['application/json; charset=utf-8', 'text/event-stream', undefined]);
+  });
+
   it('streamed text: a character split across writes arrives whole, and a leading byte-order mark is dropped', async () => {
     const bytes = Buffer.from('\uFEFFdata: héllo 🚀 wörld\n\n');
     const { http } = await server(async (_req, res) => {

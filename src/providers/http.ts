@@ -26,12 +26,14 @@ import type { Signal } from '../core/signal.js';
 import { Exchange, WholeExchange, wholeResponse, type AnswerReader, type UpstreamBody, type WholeResponse } from './http-exchange.js';
 import { TextSource } from './text-source.js';
 
-export { headersOf, type AnswerReader, type UpstreamBody, type WholeResponse } from './http-exchange.js';
+export { contentTypeOf, headersOf, type AnswerReader, type UpstreamBody, type WholeResponse } from './http-exchange.js';
 export { TextSource } from './text-source.js';
 
 export interface UpstreamResponse {
   status: number;
   headers: UpstreamHeaders;
+  /** The answer's `content-type` as sent (parameters included); undefined when it had none. */
+  contentType?: string;
   /** Read it with `bytes`, `text` or `errorOf`. */
   body: UpstreamBody;
 }
