@@ -2,9 +2,12 @@
  * `openai`: any OpenAI-compatible server (OpenAI, vLLM, a LiteLLM proxy,
  * Ollama's /v1, Groq, Together...). Requests go out as the client sent them
  * with only `model` replaced; buffered answers are forwarded byte for byte.
+ * A server that answers a stream request with one JSON completion has it
+ * streamed on (completion-stream.ts).
  */
-import { HttpUpstream, parseJsonBody } from '../http.js';
+import { HttpUpstream, parseJsonBody, type UpstreamResponse } from '../http.js';
 import { OpenAIChunkStream } from './stream.js';
+import { CompletionChunkStream, completionChunks, isJsonContentType } from './completion-stream.js';
 import type {
   AdapterDeps,
   AttemptContext,
@@ -15,6 +18,7 @@ import type {
   UpstreamHeaders,
 } from '../types.js';
 import type { ProviderConfig } from '../../config/types.js';
+import type { Clock } from '../../core/clock.js';
 import type { ChatCompletion, ChatRequest, EmbeddingsRequest, EmbeddingsResponse, Usage } from '../../protocol/openai.js';
 import { scanJsonShape } from '../../protocol/json-shape.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
@@ -37,6 +41,7 @@ export function openAIAuthHeaders(p: ProviderConfig): Record<string, string> {
 export class OpenAICompatibleAdapter implements ProviderAdapter {
   protected readonly http: HttpUpstream;
   private readonly query: string;
+  private readonly clock: Clock;
 
   constructor(
     readonly provider: ProviderConfig,
@@ -49,6 +54,7 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
       clock: deps.clock,
     });
     this.query = opts.query ? `?${opts.query}` : '';
+    this.clock = deps.clock;
   }
 
   chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
@@ -70,7 +76,20 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
         ? bodyWithModel(req, ctx.model)
         : JSON.stringify({ ...req, model: ctx.model, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } });
     const res = await this.http.postOk(this.opts.chatPath(ctx.model) + this.query, body, ctx.signal, SSE_ACCEPT);
+    // Once per attempt, on the head: a server that ignored `stream: true` answered one JSON completion.
+    if (isJsonContentType(res.contentType)) return this.completionAsStream(res, ctx);
     return new OpenAIChunkStream(res.headers, this.http.textSource(res, ctx.signal));
+  }
+
+  /**
+   * The whole JSON answer, read and checked as a buffered call's is (a malformed
+   * one, or an error object sent with 200, fails the attempt as `server`), then
+   * handed out as the chunks of a stream.
+   */
+  private async completionAsStream(res: UpstreamResponse, ctx: AttemptContext): Promise<ChunkStream> {
+    const answer = readChatAnswer(await this.http.bytes(res, ctx.signal), res.headers);
+    const defaults = { model: ctx.model, id: `chatcmpl-${ctx.requestId}`, created: Math.floor(this.clock.now() / 1000) };
+    return new CompletionChunkStream(res.headers, completionChunks(answer.response, answer.usage, defaults));
   }
 
   embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
