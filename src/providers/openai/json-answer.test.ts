@@ -96,6 +96,23 @@ describe('a stream request answered with a JSON completion', () => {
     expect(t.costUsd).toBeCloseTo((12 * 1 + 7 * 2) / 1e6, 12);
   });
 
+  it('on the wire: server-sent events ending data: [DONE]', async () => {
+    const up = await upstream(jsonAnswer(ANSWER));
+    gw = await startChatOver(up.url, {}, { model: 'served-7b' });
+    const res = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chat', messages, stream: true, stream_options: { include_usage: true } }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events = (await res.text()).split('\n\n').filter(Boolean);
+    expect(events).toHaveLength(5); // role, content, finish, usage, [DONE]
+    expect(events.every((e) => e.startsWith('data: '))).toBe(true);
+    expect(events.at(-1)).toBe('data: [DONE]');
+    expect(events.slice(0, -1).map((e) => (JSON.parse(e.slice(6)) as { id: string }).id)).toEqual(Array(4).fill('chatcmpl-json-1'));
+  });
+
   it('without include_usage the client gets no usage chunk, but the trace counts the body’s usage', async () => {
     const up = await upstream(jsonAnswer(ANSWER, 'application/json'));
     const { bus, traced } = traces();
