@@ -8,10 +8,26 @@
 import type { Dispatcher } from 'undici';
 import type { Signal } from '../core/signal.js';
 import type { HttpUpstream, UpstreamResponse } from './http.js';
+import { UpstreamError } from '../resilience/upstream-error.js';
 import { NO_HEADERS, type UpstreamHeaders } from './types.js';
 
 /** Unread body bytes above which the socket is paused (a slow consumer). */
 const HIGH_WATER = 64 * 1024;
+
+/**
+ * A whole 2xx answer larger than this fails the attempt as a malformed answer
+ * (`server`), so an upstream gone wrong cannot take the gateway's memory. The
+ * largest real answers — 2,048 embeddings of 3,072 floats written as JSON —
+ * stay under 100 MB.
+ */
+export const MAX_ANSWER_BYTES = 128 * 1024 * 1024;
+/** Of an error answer only this much is kept (the rest is read and dropped): its message is all the gateway uses. */
+export const MAX_ERROR_BYTES = 64 * 1024;
+
+const tooLarge = (max: number) => new UpstreamError({ category: 'server', message: `upstream sent a malformed answer (larger than ${max} bytes)` });
+
+/** The most of a body kept, by its status: a 2xx answer's limit (HttpUpstream.maxAnswerBytes), or MAX_ERROR_BYTES. */
+const keptBytes = (status: number, max: number) => (status >= 200 && status < 300 ? max : MAX_ERROR_BYTES);
 
 /** The part of an Exchange a reader sees: the body's chunks as they come. */
 export interface UpstreamBody {
@@ -98,6 +114,9 @@ export class Exchange extends AbortableHandler implements Dispatcher.DispatchHan
   private deferWaiter = false;
   private head: ((res: UpstreamResponse) => void) | undefined;
   private reject: ((err: unknown) => void) | undefined;
+  /** The most a whole-body read keeps (keptBytes). */
+  private limit = 0;
+  private errorAnswer = false;
 
   constructor(http: HttpUpstream, signal: Signal, resolve: (res: UpstreamResponse) => void, reject: (err: unknown) => void) {
     super(http, signal);
@@ -108,6 +127,8 @@ export class Exchange extends AbortableHandler implements Dispatcher.DispatchHan
   onHeaders(status: number, rawHeaders: Buffer[], resume: () => void): boolean {
     if (status < 200) return true; // 1xx: the real head follows
     this.resumeSocket = resume;
+    this.errorAnswer = status < 200 || status >= 300;
+    this.limit = keptBytes(status, this.http.maxAnswerBytes);
     const resolve = this.head;
     this.head = undefined;
     this.reject = undefined;
@@ -116,6 +137,15 @@ export class Exchange extends AbortableHandler implements Dispatcher.DispatchHan
   }
 
   onData(chunk: Buffer): boolean {
+    // Read whole (not streamed and drained as it comes): bounded. Of an error answer, the first MAX_ERROR_BYTES are kept.
+    if (!this.streaming && this.size + chunk.length > this.limit) {
+      if (!this.errorAnswer) {
+        this.fail(tooLarge(this.limit));
+        return false;
+      }
+      if (this.size === this.limit) return true;
+      chunk = chunk.subarray(0, this.limit - this.size);
+    }
     this.chunks.push(chunk);
     this.size += chunk.length;
     this.wake();
@@ -203,6 +233,7 @@ export class WholeExchange<T> extends AbortableHandler implements Dispatcher.Dis
   private status = 0;
   private headers: UpstreamHeaders = NO_HEADERS;
   private settled = false;
+  private limit = 0;
 
   constructor(
     http: HttpUpstream,
@@ -218,10 +249,19 @@ export class WholeExchange<T> extends AbortableHandler implements Dispatcher.Dis
     if (status < 200) return true; // 1xx: the real head follows
     this.status = status;
     this.headers = headersOf(rawHeaders);
+    this.limit = keptBytes(status, this.http.maxAnswerBytes);
     return true;
   }
 
   onData(chunk: Buffer): boolean {
+    if (this.size + chunk.length > this.limit) {
+      if (this.status < 300) {
+        this.fail(tooLarge(this.limit));
+        return false;
+      }
+      if (this.size === this.limit) return true; // an error answer: its excess is dropped
+      chunk = chunk.subarray(0, this.limit - this.size);
+    }
     this.chunks.push(chunk);
     this.size += chunk.length;
     return true;

@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../core/clock.js';
 import { AttemptAborted } from '../resilience/abort.js';
 import { UpstreamError } from '../resilience/upstream-error.js';
-import { headersOf, HttpUpstream } from './http.js';
+import { headersOf, HttpUpstream, type HttpUpstreamOptions } from './http.js';
+import { errorFromResponse } from '../resilience/classify.js';
 import { parseRateLimitHeaders, RATE_LIMIT_HEADERS } from '../limits/rate-limit-headers.js';
 import { NO_HEADERS } from './types.js';
 
@@ -20,7 +21,7 @@ afterEach(async () => {
   closers = [];
 });
 
-async function server(handler: (req: IncomingMessage, res: ServerResponse, body: string) => void) {
+async function server(handler: (req: IncomingMessage, res: ServerResponse, body: string) => void, opts: Partial<HttpUpstreamOptions> = {}) {
   const sockets = new Set<Socket>();
   /** Sockets that carried a request and are still open (undici may open a spare idle one after an abort). */
   const busy = new Set<Socket>();
@@ -44,7 +45,7 @@ async function server(handler: (req: IncomingMessage, res: ServerResponse, body:
         srv.close(() => r());
       }),
   );
-  const http = new HttpUpstream(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/v1`, { connections: 4, headers: { authorization: 'Bearer k' }, clock: systemClock });
+  const http = new HttpUpstream(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/v1`, { connections: 4, headers: { authorization: 'Bearer k' }, clock: systemClock, ...opts });
   closers.push(() => http.close());
   return { http, sockets, busy };
 }
@@ -156,6 +157,62 @@ describe('HttpUpstream', () => {
     const err = await http.postWhole('/chat/completions', '{}', never()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamError);
     expect((err as UpstreamError).status).toBe(503);
+  });
+
+  it('a whole answer above maxAnswerBytes fails as a malformed answer (server) and the exchange is cut, read buffered or whole', async () => {
+    const piece = Buffer.alloc(16 * 1024, 0x20);
+    let written = 0;
+    const { http, busy } = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // Without end: an upstream that would send for ever.
+      const more = () => {
+        while (res.write(piece)) written += piece.length;
+        written += piece.length;
+      };
+      res.on('drain', more);
+      more();
+    }, { maxAnswerBytes: 256 * 1024 });
+    const buffered = await http.postWhole('/chat/completions', '{}', never()).catch((e: unknown) => e);
+    expect(buffered).toBeInstanceOf(UpstreamError);
+    expect(buffered).toMatchObject({ category: 'server', message: 'upstream sent a malformed answer (larger than 262144 bytes)' });
+    const res = await http.postOk('/embeddings', '{}', never());
+    const whole = await http.bytes(res, never()).catch((e: unknown) => e);
+    expect(whole).toMatchObject({ category: 'server', message: 'upstream sent a malformed answer (larger than 262144 bytes)' });
+    await expect.poll(() => busy.size).toBe(0);
+    // Cut soon after the bound, not read to the end.
+    expect(written).toBeLessThan(16 * 1024 * 1024);
+  });
+
+  it('an error answer keeps its first 64 KiB for the message and drops the rest; a stream is not bounded by maxAnswerBytes', async () => {
+    const mapped: number[] = [];
+    const { http } = await server(
+      (req, res) => {
+        if (req.url === '/v1/error') {
+          res.writeHead(500, { 'content-type': 'text/plain' });
+          return res.end(`busy ${'x'.repeat(1024 * 1024)}`);
+        }
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end('y'.repeat(1024 * 1024));
+      },
+      {
+        maxAnswerBytes: 256 * 1024,
+        errorFromResponse: (status, body, headers, now) => {
+          mapped.push(body.length);
+          return errorFromResponse(status, body, headers, now);
+        },
+      },
+    );
+    const err = await http.postWhole('/error', '{}', never()).catch((e: unknown) => e);
+    expect(err).toMatchObject({ category: 'server', status: 500 });
+    expect((err as Error).message).toContain('busy');
+    const viaHead = await http.postOk('/error', '{}', never()).catch((e: unknown) => e);
+    expect(viaHead).toMatchObject({ category: 'server', status: 500 });
+    expect(mapped).toEqual([64 * 1024, 64 * 1024]);
+    // Streamed: read and drained as it comes, so only the high-water mark bounds it.
+    const res = await http.postOk('/stream', '{}', never());
+    let got = 0;
+    for await (const t of http.text(res, never())) got += t.length;
+    expect(got).toBe(1024 * 1024);
   });
 
   it('a slow reader pauses the socket instead of buffering without bound', async () => {

@@ -23,7 +23,7 @@ import { UpstreamError } from '../resilience/upstream-error.js';
 import type { Clock } from '../core/clock.js';
 import type { UpstreamHeaders } from './types.js';
 import type { Signal } from '../core/signal.js';
-import { Exchange, WholeExchange, wholeResponse, type AnswerReader, type UpstreamBody, type WholeResponse } from './http-exchange.js';
+import { Exchange, MAX_ANSWER_BYTES, WholeExchange, wholeResponse, type AnswerReader, type UpstreamBody, type WholeResponse } from './http-exchange.js';
 import { TextSource } from './text-source.js';
 
 export { contentTypeOf, headersOf, type AnswerReader, type UpstreamBody, type WholeResponse } from './http-exchange.js';
@@ -45,6 +45,8 @@ export interface HttpUpstreamOptions {
   clock: Clock;
   /** How this provider's error answers are classified (default: the generic table). */
   errorFromResponse?: ErrorMapper;
+  /** A whole 2xx answer larger than this fails the attempt as malformed (default MAX_ANSWER_BYTES, 128 MiB). */
+  maxAnswerBytes?: number;
 }
 
 export type ErrorMapper = (status: number, body: string, headers: UpstreamHeaders, now: number) => UpstreamError;
@@ -58,6 +60,8 @@ export class HttpUpstream {
   private readonly headers: Record<string, string>;
   private readonly clock: Clock;
   private readonly mapError: ErrorMapper;
+  /** @internal the exchanges' bound on a whole answer read. */
+  readonly maxAnswerBytes: number;
   private readonly mergedHeaders = new WeakMap<Record<string, string>, Record<string, string>>();
   /** Full request paths, built once per adapter path (a handful: one per route, or per model where the model is in the path). */
   private readonly fullPaths = new Map<string, string>();
@@ -77,6 +81,7 @@ export class HttpUpstream {
     this.headers = { ...JSON_HEADERS, ...opts.headers };
     this.clock = opts.clock;
     this.mapError = opts.errorFromResponse ?? errorFromResponse;
+    this.maxAnswerBytes = opts.maxAnswerBytes ?? MAX_ANSWER_BYTES;
   }
 
   /** POST a body; resolves with any status. Transport failures throw UpstreamError. */
