@@ -79,11 +79,13 @@ export function toChatCompletion(msg: AnthropicMessage, created: number, prefill
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
           refusal: null,
         },
-        finish_reason: mapStopReason(msg.stop_reason),
         logprobs: null,
+        finish_reason: mapStopReason(msg.stop_reason),
       },
     ],
     usage: toUsage(msg.usage),
+    // OpenAI sends it with every answer; Anthropic has no fingerprint to give.
+    system_fingerprint: null,
   };
   return completion;
 }

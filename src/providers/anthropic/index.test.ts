@@ -83,6 +83,8 @@ async function collect(iter: AsyncIterable<ChatCompletionChunk>) {
   return { chunks, error: undefined };
 }
 
+const wire = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
 /** What an OpenAI client would assemble from the chunks. */
 async function assemble(chunks: ChatCompletionChunk[]) {
   const body = new Response(chunks.map((c) => JSON.stringify(c) + '\n').join('')).body!;
@@ -144,7 +146,7 @@ describe('anthropic adapter over a socket', () => {
     });
 
     // OpenAI stream order: role first, one finish chunk, usage last with no choices.
-    expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
+    expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '', refusal: null });
     expect(chunks.filter((c) => c.choices[0]?.finish_reason).map((c) => c.choices[0]!.finish_reason)).toEqual(['tool_calls']);
     expect(chunks.at(-1)!.choices).toEqual([]);
     const toolStarts = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []).filter((t) => t.id);
@@ -159,6 +161,21 @@ describe('anthropic adapter over a socket', () => {
     expect(streamed.choices[0]!.message.tool_calls).toEqual(buffered.choices[0]!.message.tool_calls);
     expect(streamed.choices[0]!.finish_reason).toBe(buffered.choices[0]!.finish_reason);
     expect(streamed.usage).toEqual(buffered.usage);
+  });
+
+  it('buffered and streamed answers carry the fields OpenAI always sends, as null (typed clients require them)', async () => {
+    server.enqueue(toolReply, toolReply);
+    // As the client decodes them: a field left undefined is absent on the wire.
+    const buffered = wire((await adapter.chat(weatherRequest, ctx())).response);
+    const chunks = wire((await collect(await adapter.chatStream(weatherRequest, ctx()))).chunks);
+    expect(buffered).toHaveProperty('system_fingerprint', null);
+    expect(buffered.choices[0]).toMatchObject({ logprobs: null, message: { refusal: null } });
+    for (const c of chunks) {
+      expect(c).toHaveProperty('system_fingerprint', null);
+      for (const choice of c.choices) expect(choice).toHaveProperty('logprobs', null);
+    }
+    // delta.refusal where OpenAI sends it: in the role chunk, and only there.
+    expect(chunks.filter((c) => c.choices[0]?.delta.refusal === null).map((c) => c.choices[0]!.delta.role)).toEqual(['assistant']);
   });
 
   it('continues a final assistant prefill without repeating the whitespace the client already has', async () => {

@@ -59,7 +59,9 @@ describe('AnthropicChunkStream against the SSE fixtures', () => {
         expect(last.choices).toEqual([]);
         expect(last.usage).toStrictEqual(f.usage);
         for (const c of chunks) {
-          expect(c).toMatchObject({ id: f.id, object: 'chat.completion.chunk', created: CREATED, model: f.model });
+          // OpenAI's chunk shape, which typed clients decode: the fingerprint and each choice's logprobs present, as null.
+          expect(c).toMatchObject({ id: f.id, object: 'chat.completion.chunk', created: CREATED, model: f.model, system_fingerprint: null });
+          for (const choice of c.choices) expect(choice).toHaveProperty('logprobs', null);
         }
         expect(s.malformed).toBe(0);
         expect(s.headers).toEqual({ 'request-id': 'req_1' });
@@ -97,7 +99,7 @@ describe('AnthropicChunkStream endings', () => {
 
   it('a stream cut before its stop_reason throws network after the chunks it had', async () => {
     const { chunks, error } = await collect(stream(upTo('content_block_stop')));
-    expect(project(chunks).map((c) => c.delta)).toEqual([{ role: 'assistant', content: '' }, { content: 'Hello' }, { content: ' there' }, { content: '!' }]);
+    expect(project(chunks).map((c) => c.delta)).toEqual([{ role: 'assistant', content: '', refusal: null }, { content: 'Hello' }, { content: ' there' }, { content: '!' }]);
     expect(error).toBeInstanceOf(UpstreamError);
     expect((error as UpstreamError).category).toBe('network');
   });

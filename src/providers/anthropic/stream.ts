@@ -8,6 +8,8 @@
  * role chunk, text as `delta.content`, each tool_use block as a `tool_calls`
  * entry (index = the tool's ordinal; the first delta carries id, type, name and
  * arguments ''), one finish chunk, then a usage-only chunk (`choices: []`).
+ * As OpenAI's, every chunk has `system_fingerprint` and each choice `logprobs`
+ * (null here: Anthropic has neither), and the role chunk `refusal: null`.
  *
  * Thinking, citations and server-tool blocks have no OpenAI form and are
  * skipped. Unknown event types are skipped too (Anthropic adds them over time);
@@ -137,7 +139,7 @@ export class AnthropicChunkStream implements ChunkStream {
     if (typeof msg.id === 'string') this.id = msg.id;
     if (typeof msg.model === 'string') this.model = msg.model;
     this.mergeUsage(msg.usage);
-    this.emit({ role: 'assistant', content: '' });
+    this.emit({ role: 'assistant', content: '', refusal: null });
   }
 
   private blockStart(ev: Json): void {
@@ -231,6 +233,7 @@ export class AnthropicChunkStream implements ChunkStream {
       object: 'chat.completion.chunk',
       created: this.created,
       model: this.model,
+      system_fingerprint: null,
       choices: [],
       usage: toUsage(this.usage),
     });
@@ -252,7 +255,8 @@ export class AnthropicChunkStream implements ChunkStream {
       object: 'chat.completion.chunk',
       created: this.created,
       model: this.model,
-      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+      system_fingerprint: null,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
     };
   }
 }
