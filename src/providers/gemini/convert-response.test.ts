@@ -26,9 +26,10 @@ describe('toChatCompletion (fixtures in Gemini wire format)', () => {
             role: 'assistant',
             content:
               'The sky looks blue because air molecules scatter short (blue) wavelengths of sunlight far more than long (red) ones.',
+            refusal: null,
           },
-          finish_reason: 'stop',
           logprobs: null,
+          finish_reason: 'stop',
         },
       ],
       usage: {
@@ -37,6 +38,7 @@ describe('toChatCompletion (fixtures in Gemini wire format)', () => {
         total_tokens: 411,
         completion_tokens_details: { reasoning_tokens: 378 },
       },
+      system_fingerprint: null,
     });
   });
 
@@ -57,6 +59,7 @@ describe('toChatCompletion (fixtures in Gemini wire format)', () => {
             },
             { id: 'call_1', type: 'function', function: { name: 'get_current_temperature', arguments: '{"location":"London"}' } },
           ],
+          refusal: null,
         },
         finish_reason: 'tool_calls',
         logprobs: null,
@@ -73,7 +76,7 @@ describe('toChatCompletion (fixtures in Gemini wire format)', () => {
 
   it('a blocked prompt (no candidates) still yields one choice: empty, content_filter', () => {
     const out = toChatCompletion(fixture('response-prompt-blocked.json'), ctx());
-    expect(out.choices).toEqual([{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'content_filter', logprobs: null }]);
+    expect(out.choices).toEqual([{ index: 0, message: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: 'content_filter' }]);
     expect(out.usage).toEqual({ prompt_tokens: 15, completion_tokens: 0, total_tokens: 15 });
     expect(out.model).toBe('gemini-2.0-flash');
   });
@@ -90,7 +93,8 @@ describe('toChatCompletion (fixtures in Gemini wire format)', () => {
       object: 'chat.completion',
       created: 1_700_000_000,
       model: 'gemini-asked',
-      choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'stop', logprobs: null }],
+      choices: [{ index: 0, message: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: 'stop' }],
+      system_fingerprint: null,
     });
     const odd = {
       candidates: [null, {}, { content: {} }, { content: { parts: [null, 7, { text: 'ok' }, { functionCall: { args: {} } }] } }],

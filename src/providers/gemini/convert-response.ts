@@ -81,13 +81,13 @@ export function toChatCompletion(res: GenerateContentResponse, ctx: ResponseCont
       const call = toolCallOf(p, ctx.newToolId);
       if (call) toolCalls.push(call);
     }
-    const message: AssistantMessage = { role: 'assistant', content: text || (toolCalls.length > 0 ? null : '') };
+    const message: AssistantMessage = { role: 'assistant', content: text || (toolCalls.length > 0 ? null : ''), refusal: null };
     if (toolCalls.length > 0) message.tool_calls = toolCalls;
     choices.push({
       index: typeof c.index === 'number' ? c.index : i,
       message,
-      finish_reason: mapFinishReason(c.finishReason, toolCalls.length > 0),
       logprobs: null,
+      finish_reason: mapFinishReason(c.finishReason, toolCalls.length > 0),
     });
   });
 
@@ -95,9 +95,9 @@ export function toChatCompletion(res: GenerateContentResponse, ctx: ResponseCont
   if (choices.length === 0) {
     choices.push({
       index: 0,
-      message: { role: 'assistant', content: '' },
-      finish_reason: res.promptFeedback?.blockReason ? 'content_filter' : 'stop',
+      message: { role: 'assistant', content: '', refusal: null },
       logprobs: null,
+      finish_reason: res.promptFeedback?.blockReason ? 'content_filter' : 'stop',
     });
   }
 
@@ -107,6 +107,8 @@ export function toChatCompletion(res: GenerateContentResponse, ctx: ResponseCont
     created: ctx.created,
     model: typeof res.modelVersion === 'string' && res.modelVersion ? res.modelVersion : ctx.model,
     choices,
+    // OpenAI sends it with every answer; Gemini has no fingerprint to give.
+    system_fingerprint: null,
   };
   const usage = toUsage(res.usageMetadata);
   if (usage) completion.usage = usage;

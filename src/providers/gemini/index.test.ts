@@ -69,6 +69,7 @@ function fromBuffered(res: ChatCompletion): Assembled {
   const tool_calls = ch.message.tool_calls?.map((t) => ({ id: t.id, type: t.type, function: t.function }));
   return { model: res.model, content: ch.message.content, tool_calls, finish_reason: ch.finish_reason, usage: res.usage };
 }
+const wire = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionChunk[]> {
   const out: ChatCompletionChunk[] = [];
   for await (const c of stream) out.push(c);
@@ -95,8 +96,9 @@ describe('gemini adapter over loopback', () => {
       object: 'chat.completion',
       created: Math.floor(Date.UTC(2026, 0, 1) / 1000),
       model: 'gemini-2.5-flash',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'Bonjour!' }, finish_reason: 'stop', logprobs: null }],
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Bonjour!', refusal: null }, logprobs: null, finish_reason: 'stop' }],
       usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18, completion_tokens_details: { reasoning_tokens: 4 } },
+      system_fingerprint: null,
     });
     const seen = server.requests[0]!;
     expect(seen.url).toBe('/v1beta/models/gemini-2.5-flash:generateContent');
@@ -136,7 +138,7 @@ describe('gemini adapter over loopback', () => {
       const stream = await adapter.chatStream({ ...req, stream: true }, ctx());
       const chunks = await collect(stream);
       expect(stream.malformed).toBe(0);
-      expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
+      expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '', refusal: null });
       expect(chunks.at(-1)!.choices).toEqual([]);
       // The same answer both ways, but for the tool calls' ids: each call gets a new one, as OpenAI's do.
       const ids = (a: typeof buffered) => a.tool_calls?.map((t) => t.id) ?? [];
@@ -160,6 +162,24 @@ describe('gemini adapter over loopback', () => {
       }
     });
   }
+
+  it('buffered and streamed answers carry the fields OpenAI always sends, as null (typed clients require them)', async () => {
+    const reply: GeminiReply = { kind: 'function_call', text: 'Let me look. ', calls: [{ name: 'get_weather', args: { city: 'Oslo' } }] };
+    const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+    const req = chat([{ role: 'user', content: 'Weather in Oslo?' }], { tools });
+    server.enqueue(reply, reply);
+    // As the client decodes them: a field left undefined is absent on the wire.
+    const buffered = wire((await adapter.chat(req, ctx())).response);
+    const chunks = wire(await collect(await adapter.chatStream({ ...req, stream: true }, ctx())));
+    expect(buffered).toHaveProperty('system_fingerprint', null);
+    expect(buffered.choices[0]).toMatchObject({ logprobs: null, message: { refusal: null } });
+    for (const c of chunks) {
+      expect(c).toHaveProperty('system_fingerprint', null);
+      for (const choice of c.choices) expect(choice).toHaveProperty('logprobs', null);
+    }
+    // delta.refusal where OpenAI sends it: in the role chunk, and only there.
+    expect(chunks.filter((c) => c.choices[0]?.delta.refusal === null).map((c) => c.choices[0]!.delta.role)).toEqual(['assistant']);
+  });
 
   it('a tool-call round trip: the echoed assistant message carries the thought signature Gemini 3 demands', async () => {
     const strict = await startGeminiServer({ apiKey: KEY, requireThoughtSignatures: true });

@@ -37,7 +37,7 @@ describe('GeminiChunkStream (fixtures in Gemini wire format)', () => {
       const { chunks, error } = await collect(stream(sse(events('stream-text.json')), size));
       expect(error).toBeUndefined();
       expect(chunks.map((c) => [c.choices[0]?.delta, c.choices[0]?.finish_reason ?? null])).toEqual([
-        [{ role: 'assistant', content: '' }, null],
+        [{ role: 'assistant', content: '', refusal: null }, null],
         [{ content: 'The' }, null],
         [{ content: ' quick brown fox jumps over' }, null],
         [{ content: ' the lazy dog.\n' }, null],
@@ -48,7 +48,15 @@ describe('GeminiChunkStream (fixtures in Gemini wire format)', () => {
       expect(last.choices).toEqual([]);
       expect(last.usage).toEqual({ prompt_tokens: 6, completion_tokens: 10, total_tokens: 16 });
       for (const c of chunks) {
-        expect(c).toMatchObject({ id: 'chatcmpl-1tNraKX3E6CHnvgPnMO34Ag', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'gemini-2.0-flash' });
+        // OpenAI's chunk shape, which typed clients decode: the fingerprint and each choice's logprobs present, as null.
+        expect(c).toMatchObject({
+          id: 'chatcmpl-1tNraKX3E6CHnvgPnMO34Ag',
+          object: 'chat.completion.chunk',
+          created: 1_700_000_000,
+          model: 'gemini-2.0-flash',
+          system_fingerprint: null,
+        });
+        for (const choice of c.choices) expect(choice).toHaveProperty('logprobs', null);
       }
     }
   });
@@ -57,7 +65,7 @@ describe('GeminiChunkStream (fixtures in Gemini wire format)', () => {
     const { chunks, error } = await collect(stream(sse(events('stream-function-call.json'))));
     expect(error).toBeUndefined();
     expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([
-      { role: 'assistant', content: '' },
+      { role: 'assistant', content: '', refusal: null },
       { content: 'Let me check the weather for you.' },
       {
         tool_calls: [
@@ -124,7 +132,7 @@ describe('GeminiChunkStream (fixtures in Gemini wire format)', () => {
     const { chunks, error } = await collect(stream(sse([blocked])));
     expect(error).toBeUndefined();
     expect(chunks.map((c) => [c.choices[0]?.delta, c.choices[0]?.finish_reason])).toEqual([
-      [{ role: 'assistant', content: '' }, null],
+      [{ role: 'assistant', content: '', refusal: null }, null],
       [{}, 'content_filter'],
       [undefined, undefined],
     ]);

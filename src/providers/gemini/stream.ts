@@ -9,6 +9,8 @@
  * usageMetadata. The stream counts as finished only when every candidate seen
  * got a finishReason (or the prompt was blocked); a body that just stops is a
  * cut and throws `network`, so the executor can resume or fail over.
+ * As OpenAI's, every chunk has `system_fingerprint` and each choice `logprobs`
+ * (null here: Gemini sends neither), and the role chunk `refusal: null`.
  */
 import { SseParser } from '../sse.js';
 import type { ChunkStream, UpstreamHeaders } from '../types.js';
@@ -57,11 +59,13 @@ export class GeminiChunkStream implements ChunkStream {
       object: 'chat.completion.chunk',
       created,
       model,
+      system_fingerprint: null,
       choices,
     });
     const choice = (index: number, delta: ChunkChoice['delta'], finish: FinishReason | null = null): ChunkChoice => ({
       index,
       delta,
+      logprobs: null,
       finish_reason: finish,
     });
 
@@ -81,7 +85,7 @@ export class GeminiChunkStream implements ChunkStream {
         if (!state) {
           state = { toolCalls: 0, finished: false };
           candidates.set(index, state);
-          out.push(chunk([choice(index, { role: 'assistant', content: '' })]));
+          out.push(chunk([choice(index, { role: 'assistant', content: '', refusal: null })]));
         }
         const parts = partsOf(c);
         const text = textOf(parts);
@@ -101,7 +105,7 @@ export class GeminiChunkStream implements ChunkStream {
       // A blocked prompt arrives as one event with promptFeedback and no candidates.
       if (list.length === 0 && res.promptFeedback?.blockReason && candidates.size === 0 && !blocked) {
         blocked = true;
-        out.push(chunk([choice(0, { role: 'assistant', content: '' })]));
+        out.push(chunk([choice(0, { role: 'assistant', content: '', refusal: null })]));
         out.push(chunk([choice(0, {}, 'content_filter')]));
       }
       return out;
