@@ -22,6 +22,7 @@ let adapter: ProviderAdapter;
 
 const ctx = (signal = new AbortController().signal): AttemptContext => ({ signal, model: MODEL, requestId: 'req-1' });
 const ask = (content: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: 'alias', messages: [{ role: 'user', content }], ...extra });
+const wire = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
 
 beforeAll(async () => {
@@ -51,8 +52,9 @@ describe('cohere adapter over a loopback socket', () => {
       object: 'chat.completion',
       created: CREATED,
       model: MODEL,
-      choices: [{ index: 0, message: { role: 'assistant', content: 'Paris is the capital of France.' }, finish_reason: 'stop', logprobs: null }],
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Paris is the capital of France.', refusal: null }, logprobs: null, finish_reason: 'stop' }],
       usage: { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18, prompt_tokens_details: { cached_tokens: 0 } },
+      system_fingerprint: null,
     });
     const req = server.requests.at(-1)!;
     expect(req.path).toBe('/v2/chat');
@@ -76,7 +78,7 @@ describe('cohere adapter over a loopback socket', () => {
     const { out, chunks } = await assembleStream(stream);
     expect(server.requests.at(-1)!.body).toMatchObject({ stream: true });
     expect(server.requests.at(-1)!.headers.accept).toBe('text/event-stream');
-    expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
+    expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '', refusal: null });
     expect(chunks.at(-1)!.choices).toEqual([]);
     expect(chunks.every((c) => c.model === MODEL && c.object === 'chat.completion.chunk')).toBe(true);
     expect(out).toEqual({
@@ -101,9 +103,10 @@ describe('cohere adapter over a loopback socket', () => {
         role: 'assistant',
         content: null,
         tool_calls: [{ id: 'get_weather_7k2', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        refusal: null,
       },
-      finish_reason: 'tool_calls',
       logprobs: null,
+      finish_reason: 'tool_calls',
     });
     expect(server.requests.at(-1)!.body).toMatchObject({
       tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
@@ -117,6 +120,23 @@ describe('cohere adapter over a loopback socket', () => {
       finish_reason: 'tool_calls',
       usage: buffered.usage,
     });
+  });
+
+  it('buffered and streamed answers carry the fields OpenAI always sends, as null (typed clients require them)', async () => {
+    const reply = { kind: 'message' as const, text: 'Checking.', toolCalls: [{ id: 'get_weather_9x', name: 'get_weather', arguments: '{"city":"Oslo"}' }] };
+    server.enqueue(reply);
+    // As the client decodes them: a field left undefined is absent on the wire.
+    const buffered = wire((await adapter.chat(ask('Weather in Oslo?', { tools }), ctx())).response);
+    server.enqueue(reply);
+    const chunks = wire((await assembleStream(await adapter.chatStream(ask('Weather in Oslo?', { tools }), ctx()))).chunks);
+    expect(buffered).toHaveProperty('system_fingerprint', null);
+    expect(buffered.choices[0]).toMatchObject({ logprobs: null, message: { refusal: null } });
+    for (const c of chunks) {
+      expect(c).toHaveProperty('system_fingerprint', null);
+      for (const choice of c.choices) expect(choice).toHaveProperty('logprobs', null);
+    }
+    // delta.refusal where OpenAI sends it: in the role chunk, and only there.
+    expect(chunks.filter((c) => c.choices[0]?.delta.refusal === null).map((c) => c.choices[0]!.delta.role)).toEqual(['assistant']);
   });
 
   it('a stream cut before message-end fails with a network error after the chunks that came', async () => {

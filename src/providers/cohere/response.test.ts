@@ -23,12 +23,14 @@ describe('Cohere v2 chat response → OpenAI chat completion', () => {
             role: 'assistant',
             content:
               'LLMs stand for Large Language Models, which are a type of neural network model specialized in processing and generating human language.',
+            refusal: null,
           },
-          finish_reason: 'stop',
           logprobs: null,
+          finish_reason: 'stop',
         },
       ],
       usage: { prompt_tokens: 17, completion_tokens: 24, total_tokens: 41, prompt_tokens_details: { cached_tokens: 0 } },
+      system_fingerprint: null,
     });
   });
 
@@ -40,9 +42,10 @@ describe('Cohere v2 chat response → OpenAI chat completion', () => {
         role: 'assistant',
         content: null,
         tool_calls: [{ id: 'get_weather_nsz5zm3w56q3', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Toronto"}' } }],
+        refusal: null,
       },
-      finish_reason: 'tool_calls',
       logprobs: null,
+      finish_reason: 'tool_calls',
     });
     expect(out.usage).toEqual({ prompt_tokens: 37, completion_tokens: 28, total_tokens: 65 });
   });

@@ -69,12 +69,14 @@ export function fromCohereResponse(value: unknown, model: string, created: numbe
       {
         index: 0,
         message: toolCalls
-          ? { role: 'assistant', content: text.length > 0 ? text : null, tool_calls: toolCalls }
-          : { role: 'assistant', content: text },
-        finish_reason: mapCohereFinishReason(value.finish_reason),
+          ? { role: 'assistant', content: text.length > 0 ? text : null, tool_calls: toolCalls, refusal: null }
+          : { role: 'assistant', content: text, refusal: null },
         logprobs: null,
+        finish_reason: mapCohereFinishReason(value.finish_reason),
       },
     ],
+    // OpenAI sends it with every answer; Cohere has no fingerprint to give.
+    system_fingerprint: null,
   };
   const usage = cohereUsage(value.usage);
   if (usage) completion.usage = usage;

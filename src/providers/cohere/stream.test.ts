@@ -24,7 +24,8 @@ async function run(text: string, size = text.length): Promise<{ chunks: ChatComp
   return { chunks, error, malformed: stream.malformed };
 }
 
-const base = (id: string) => ({ id, object: 'chat.completion.chunk', created: CREATED, model: MODEL });
+/** OpenAI's chunk members, the fingerprint among them: typed clients decode it, as each choice's logprobs. */
+const base = (id: string) => ({ id, object: 'chat.completion.chunk', created: CREATED, model: MODEL, system_fingerprint: null });
 
 describe('Cohere v2 SSE → OpenAI chunks', () => {
   it.each([1, 7, 64, 100_000])('converts a text stream, read %i characters at a time', async (size) => {
@@ -33,11 +34,11 @@ describe('Cohere v2 SSE → OpenAI chunks', () => {
     expect(malformed).toBe(0);
     const b = base('a8fc192e-4bb8-4e15-ae1f-a174e8b02ae8');
     expect(chunks).toEqual([
-      { ...b, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] },
-      { ...b, choices: [{ index: 0, delta: { content: 'Coca' }, finish_reason: null }] },
-      { ...b, choices: [{ index: 0, delta: { content: '-Cola' }, finish_reason: null }] },
-      { ...b, choices: [{ index: 0, delta: { content: ' is a soft drink.' }, finish_reason: null }] },
-      { ...b, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+      { ...b, choices: [{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }] },
+      { ...b, choices: [{ index: 0, delta: { content: 'Coca' }, logprobs: null, finish_reason: null }] },
+      { ...b, choices: [{ index: 0, delta: { content: '-Cola' }, logprobs: null, finish_reason: null }] },
+      { ...b, choices: [{ index: 0, delta: { content: ' is a soft drink.' }, logprobs: null, finish_reason: null }] },
+      { ...b, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }] },
       { ...b, choices: [], usage: { prompt_tokens: 21, completion_tokens: 8, total_tokens: 29 } },
     ]);
   });
@@ -46,13 +47,14 @@ describe('Cohere v2 SSE → OpenAI chunks', () => {
     const { chunks, error } = await run(fixture('stream-tool-call.sse'), 13);
     expect(error).toBeUndefined();
     const b = base('e8f9afc5-4a2b-4c48-a7ad-3bb3c2fa0d7e');
-    expect(chunks[0]).toEqual({ ...b, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+    expect(chunks[0]).toEqual({ ...b, choices: [{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }] });
     expect(chunks[1]).toEqual({
       ...b,
       choices: [
         {
           index: 0,
           delta: { tool_calls: [{ index: 0, id: 'get_weather_nsz5zm3w56q3', type: 'function', function: { name: 'get_weather', arguments: '' } }] },
+          logprobs: null,
           finish_reason: null,
         },
       ],
@@ -69,7 +71,7 @@ describe('Cohere v2 SSE → OpenAI chunks', () => {
     }
     expect(ids).toEqual(['get_weather_nsz5zm3w56q3', 'get_time_8s1x9f0a2b3c']);
     expect(args).toEqual(['{\n    "location": "Toronto"\n}', '{}']);
-    expect(chunks.at(-2)).toEqual({ ...b, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] });
+    expect(chunks.at(-2)).toEqual({ ...b, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'tool_calls' }] });
     expect(chunks.at(-1)).toEqual({
       ...b,
       choices: [],

@@ -3,10 +3,12 @@
  * `tool-call-*`, `message-end`, then `data: [DONE]`) → OpenAI chunks: a role
  * chunk, content and tool-call deltas, a finish chunk, then a usage-only chunk.
  * Only `message-end` finishes a stream; ending without it is a cut (`network`).
+ * As OpenAI's, every chunk has `system_fingerprint` and each choice `logprobs`
+ * (null here: Cohere sends neither), and the role chunk `refusal: null`.
  */
 import { SseParser, type SseEvent } from '../sse.js';
 import type { ChunkStream, UpstreamHeaders } from '../types.js';
-import type { ChatCompletionChunk, ChunkChoice } from '../../protocol/openai.js';
+import type { ChatCompletionChunk, ChunkChoice, ChunkDelta, FinishReason } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { cohereUsage, mapCohereFinishReason } from './response.js';
 import type { CohereStreamEvent } from './wire.js';
@@ -106,18 +108,14 @@ export class CohereTranslator {
         const index = this.toolCount++;
         if (typeof e.index === 'number') this.toolIndex.set(e.index, index);
         this.emit(out, {
-          index: 0,
-          delta: {
-            tool_calls: [
-              {
-                index,
-                id: typeof call.id === 'string' && call.id ? call.id : this.newToolId(),
-                type: 'function',
-                function: { name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' },
-              },
-            ],
-          },
-          finish_reason: null,
+          tool_calls: [
+            {
+              index,
+              id: typeof call.id === 'string' && call.id ? call.id : this.newToolId(),
+              type: 'function',
+              function: { name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' },
+            },
+          ],
         });
         return 0;
       }
@@ -127,12 +125,12 @@ export class CohereTranslator {
         if (args.length === 0) return 0;
         const index = (typeof e.index === 'number' ? this.toolIndex.get(e.index) : undefined) ?? this.toolCount - 1;
         if (index < 0) return 1;
-        this.emit(out, { index: 0, delta: { tool_calls: [{ index, function: { arguments: args } }] }, finish_reason: null });
+        this.emit(out, { tool_calls: [{ index, function: { arguments: args } }] });
         return 0;
       }
       case 'message-end': {
         this.finished = true;
-        this.emit(out, { index: 0, delta: {}, finish_reason: mapCohereFinishReason(e.delta?.finish_reason) });
+        this.emit(out, {}, mapCohereFinishReason(e.delta?.finish_reason));
         const usage = cohereUsage(e.delta?.usage);
         if (usage) out.push(this.chunk([], usage));
         return 0;
@@ -147,23 +145,30 @@ export class CohereTranslator {
   private text(text: unknown, out: ChatCompletionChunk[]): number {
     if (text === undefined) return 0;
     if (typeof text !== 'string') return 1;
-    if (text.length > 0) this.emit(out, { index: 0, delta: { content: text }, finish_reason: null });
+    if (text.length > 0) this.emit(out, { content: text });
     return 0;
   }
 
   private role(out: ChatCompletionChunk[]): void {
     if (this.roleSent) return;
     this.roleSent = true;
-    out.push(this.chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]));
+    out.push(this.chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]));
   }
 
-  private emit(out: ChatCompletionChunk[], choice: ChunkChoice): void {
+  private emit(out: ChatCompletionChunk[], delta: ChunkDelta, finish: FinishReason | null = null): void {
     this.role(out);
-    out.push(this.chunk([choice]));
+    out.push(this.chunk([{ index: 0, delta, logprobs: null, finish_reason: finish }]));
   }
 
   private chunk(choices: ChunkChoice[], usage?: ChatCompletionChunk['usage']): ChatCompletionChunk {
-    const c: ChatCompletionChunk = { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices };
+    const c: ChatCompletionChunk = {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      system_fingerprint: null,
+      choices,
+    };
     if (usage) c.usage = usage;
     return c;
   }
