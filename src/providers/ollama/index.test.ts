@@ -25,6 +25,7 @@ const ask = (content: ChatRequest['messages'][number]['content'], extra: Partial
   messages: [{ role: 'user', content }],
   ...extra,
 });
+const wire = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
 
 beforeAll(async () => {
@@ -48,8 +49,9 @@ describe('ollama adapter over a loopback socket', () => {
       object: 'chat.completion',
       created: CREATED,
       model: MODEL,
-      choices: [{ index: 0, message: { role: 'assistant', content: 'The sky is blue.' }, finish_reason: 'stop', logprobs: null }],
+      choices: [{ index: 0, message: { role: 'assistant', content: 'The sky is blue.', refusal: null }, logprobs: null, finish_reason: 'stop' }],
       usage: { prompt_tokens: 26, completion_tokens: 5, total_tokens: 31 },
+      system_fingerprint: null,
     });
     const req = server.requests.at(-1)!;
     expect(req.path).toBe('/api/chat');
@@ -70,7 +72,7 @@ describe('ollama adapter over a loopback socket', () => {
     const stream = await adapter.chatStream(ask('why?'), ctx());
     const { chunks, out } = await assembleStream(stream);
     expect(server.requests.at(-1)!.body).toMatchObject({ stream: true });
-    expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
+    expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '', refusal: null });
     expect(chunks.at(-1)!.choices).toEqual([]);
     expect(out).toEqual({ content: buffered.choices[0]!.message.content, finish_reason: 'stop', usage: buffered.usage });
     expect(stream.malformed).toBe(0);
@@ -86,15 +88,33 @@ describe('ollama adapter over a loopback socket', () => {
         role: 'assistant',
         content: null,
         tool_calls: [{ id: 'call_srv1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        refusal: null,
       },
-      finish_reason: 'tool_calls',
       logprobs: null,
+      finish_reason: 'tool_calls',
     });
     expect(server.requests.at(-1)!.body).toMatchObject({ tools });
 
     server.enqueue(reply);
     const { out } = await assembleStream(await adapter.chatStream(ask('Weather in Paris?', { tools }), ctx()));
     expect(out).toEqual({ content: null, tool_calls: buffered.choices[0]!.message.tool_calls, finish_reason: 'tool_calls', usage: buffered.usage });
+  });
+
+  it('buffered and streamed answers carry the fields OpenAI always sends, as null (typed clients require them)', async () => {
+    const reply = { kind: 'message' as const, text: 'Checking.', toolCalls: [{ id: 'call_srv2', name: 'get_weather', arguments: { city: 'Oslo' } }] };
+    server.enqueue(reply);
+    // As the client decodes them: a field left undefined is absent on the wire.
+    const buffered = wire((await adapter.chat(ask('Weather in Oslo?', { tools }), ctx())).response);
+    server.enqueue(reply);
+    const chunks = wire((await assembleStream(await adapter.chatStream(ask('Weather in Oslo?', { tools }), ctx()))).chunks);
+    expect(buffered).toHaveProperty('system_fingerprint', null);
+    expect(buffered.choices[0]).toMatchObject({ logprobs: null, message: { refusal: null } });
+    for (const c of chunks) {
+      expect(c).toHaveProperty('system_fingerprint', null);
+      for (const choice of c.choices) expect(choice).toHaveProperty('logprobs', null);
+    }
+    // delta.refusal where OpenAI sends it: in the role chunk, and only there.
+    expect(chunks.filter((c) => c.choices[0]?.delta.refusal === null).map((c) => c.choices[0]!.delta.role)).toEqual(['assistant']);
   });
 
   it('mints an OpenAI-style id for a tool call that arrives without one', async () => {

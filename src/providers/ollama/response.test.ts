@@ -15,8 +15,9 @@ describe('Ollama /api/chat answer → OpenAI chat completion', () => {
       object: 'chat.completion',
       created: CREATED,
       model: 'llama3.2',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello! How are you today?' }, finish_reason: 'stop', logprobs: null }],
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello! How are you today?', refusal: null }, logprobs: null, finish_reason: 'stop' }],
       usage: { prompt_tokens: 26, completion_tokens: 298, total_tokens: 324 },
+      system_fingerprint: null,
     });
   });
 
@@ -31,9 +32,10 @@ describe('Ollama /api/chat answer → OpenAI chat completion', () => {
         tool_calls: [
           { id: 'call_gen1', type: 'function', function: { name: 'get_current_weather', arguments: '{"format":"celsius","location":"Paris, FR"}' } },
         ],
+        refusal: null,
       },
-      finish_reason: 'tool_calls',
       logprobs: null,
+      finish_reason: 'tool_calls',
     });
     expect(out.usage).toEqual({ prompt_tokens: 122, completion_tokens: 33, total_tokens: 155 });
   });

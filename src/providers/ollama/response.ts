@@ -62,12 +62,14 @@ export function fromOllamaResponse(value: unknown, model: string, created: numbe
       {
         index: 0,
         message: toolCalls
-          ? { role: 'assistant', content: text.length > 0 ? text : null, tool_calls: toolCalls }
-          : { role: 'assistant', content: text },
-        finish_reason: toolCalls ? 'tool_calls' : mapOllamaDoneReason(r.done_reason),
+          ? { role: 'assistant', content: text.length > 0 ? text : null, tool_calls: toolCalls, refusal: null }
+          : { role: 'assistant', content: text, refusal: null },
         logprobs: null,
+        finish_reason: toolCalls ? 'tool_calls' : mapOllamaDoneReason(r.done_reason),
       },
     ],
+    // OpenAI sends it with every answer; Ollama's native API has no fingerprint to give.
+    system_fingerprint: null,
   };
   const usage = ollamaUsage(r);
   if (usage) completion.usage = usage;

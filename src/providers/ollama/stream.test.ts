@@ -24,7 +24,8 @@ async function run(text: string, size = text.length, model = 'llama3.2') {
   return { chunks, error, malformed: stream.malformed };
 }
 
-const base = (model = 'llama3.2') => ({ id: 'chatcmpl-r1', object: 'chat.completion.chunk', created: CREATED, model });
+/** OpenAI's chunk members, the fingerprint among them: typed clients decode it, as each choice's logprobs. */
+const base = (model = 'llama3.2') => ({ id: 'chatcmpl-r1', object: 'chat.completion.chunk', created: CREATED, model, system_fingerprint: null });
 
 describe('Ollama NDJSON → OpenAI chunks', () => {
   it.each([1, 9, 100_000])('converts a text stream, read %i characters at a time', async (size) => {
@@ -33,11 +34,11 @@ describe('Ollama NDJSON → OpenAI chunks', () => {
     expect(malformed).toBe(0);
     const b = base();
     expect(chunks).toEqual([
-      { ...b, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] },
-      { ...b, choices: [{ index: 0, delta: { content: 'The' }, finish_reason: null }] },
-      { ...b, choices: [{ index: 0, delta: { content: ' sky' }, finish_reason: null }] },
-      { ...b, choices: [{ index: 0, delta: { content: ' is blue.' }, finish_reason: null }] },
-      { ...b, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+      { ...b, choices: [{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }] },
+      { ...b, choices: [{ index: 0, delta: { content: 'The' }, logprobs: null, finish_reason: null }] },
+      { ...b, choices: [{ index: 0, delta: { content: ' sky' }, logprobs: null, finish_reason: null }] },
+      { ...b, choices: [{ index: 0, delta: { content: ' is blue.' }, logprobs: null, finish_reason: null }] },
+      { ...b, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }] },
       { ...b, choices: [], usage: { prompt_tokens: 26, completion_tokens: 282, total_tokens: 308 } },
     ]);
   });
@@ -47,7 +48,7 @@ describe('Ollama NDJSON → OpenAI chunks', () => {
     expect(error).toBeUndefined();
     const b = base('qwen3');
     expect(chunks).toEqual([
-      { ...b, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] },
+      { ...b, choices: [{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }] },
       {
         ...b,
         choices: [
@@ -58,6 +59,7 @@ describe('Ollama NDJSON → OpenAI chunks', () => {
                 { index: 0, id: 'call_gen1', type: 'function', function: { name: 'get_current_weather', arguments: '{"format":"celsius","location":"Toronto"}' } },
               ],
             },
+            logprobs: null,
             finish_reason: null,
           },
         ],
@@ -68,11 +70,12 @@ describe('Ollama NDJSON → OpenAI chunks', () => {
           {
             index: 0,
             delta: { tool_calls: [{ index: 1, id: 'call_k3x9', type: 'function', function: { name: 'get_time', arguments: '{"zone":"America/Toronto"}' } }] },
+            logprobs: null,
             finish_reason: null,
           },
         ],
       },
-      { ...b, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
+      { ...b, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'tool_calls' }] },
       { ...b, choices: [], usage: { prompt_tokens: 215, completion_tokens: 41, total_tokens: 256 } },
     ]);
   });

@@ -3,10 +3,12 @@
  * tool calls (Ollama sends each whole, never in pieces), a finish chunk, then a
  * usage-only chunk. Only a line with `done: true` finishes a stream; ending
  * without one is a cut (`network`). An `{"error": ...}` line fails the stream.
+ * As OpenAI's, every chunk has `system_fingerprint` and each choice `logprobs`
+ * (null here: Ollama sends neither), and the role chunk `refusal: null`.
  */
 import { NdjsonParser } from '../sse.js';
 import type { ChunkStream, UpstreamHeaders } from '../types.js';
-import type { ChatCompletionChunk, ChunkChoice } from '../../protocol/openai.js';
+import type { ChatCompletionChunk, ChunkChoice, ChunkDelta, FinishReason } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { categorize } from '../../resilience/classify.js';
 import { mapOllamaDoneReason, ollamaToolCalls, ollamaUsage } from './response.js';
@@ -84,39 +86,42 @@ export class OllamaTranslator {
     const msg = r.message;
     if (msg && typeof msg === 'object') {
       if (typeof msg.content === 'string' && msg.content.length > 0) {
-        this.emit(out, { index: 0, delta: { content: msg.content }, finish_reason: null });
+        this.emit(out, { content: msg.content });
       }
       const calls = ollamaToolCalls(msg.tool_calls, this.newToolId);
       if (calls) {
         const base = this.toolCount;
         this.toolCount += calls.length;
-        this.emit(out, {
-          index: 0,
-          delta: { tool_calls: calls.map((c, i) => ({ index: base + i, id: c.id, type: 'function', function: c.function })) },
-          finish_reason: null,
-        });
+        this.emit(out, { tool_calls: calls.map((c, i) => ({ index: base + i, id: c.id, type: 'function', function: c.function })) });
       }
     }
     if (r.done) {
       this.finished = true;
       const reason = this.toolCount > 0 ? 'tool_calls' : mapOllamaDoneReason(r.done_reason);
-      this.emit(out, { index: 0, delta: {}, finish_reason: reason });
+      this.emit(out, {}, reason);
       const usage = ollamaUsage(r);
       if (usage) out.push(this.chunk([], usage));
     }
     return 0;
   }
 
-  private emit(out: ChatCompletionChunk[], choice: ChunkChoice): void {
+  private emit(out: ChatCompletionChunk[], delta: ChunkDelta, finish: FinishReason | null = null): void {
     if (!this.roleSent) {
       this.roleSent = true;
-      out.push(this.chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]));
+      out.push(this.chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]));
     }
-    out.push(this.chunk([choice]));
+    out.push(this.chunk([{ index: 0, delta, logprobs: null, finish_reason: finish }]));
   }
 
   private chunk(choices: ChunkChoice[], usage?: ChatCompletionChunk['usage']): ChatCompletionChunk {
-    const c: ChatCompletionChunk = { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices };
+    const c: ChatCompletionChunk = {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      system_fingerprint: null,
+      choices,
+    };
     if (usage) c.usage = usage;
     return c;
   }
