@@ -53,6 +53,8 @@ async function drain(stream: AsyncIterable<ChatCompletionChunk>, clock: VirtualC
   return { got, error };
 }
 
+const wire = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
 const content = (chunks: { chunk: ChatCompletionChunk }[]): string =>
   chunks.map(({ chunk }) => chunk.choices[0]?.delta.content ?? '').join('');
 
@@ -80,6 +82,24 @@ describe('simulated adapter: buffered', () => {
     expect(t.settled()).toBe(false);
     await clock.advance(1);
     expect(t.settled()).toBe(true);
+  });
+});
+
+describe('simulated adapter: OpenAI shape', () => {
+  it('buffered and streamed answers carry the fields OpenAI always sends, as the native adapters do (typed clients require them)', async () => {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 1), true);
+    const a = adapter({}, clock);
+    // As the client decodes them: a field left undefined is absent on the wire.
+    const buffered = wire((await a.chat(request, ctx())).response);
+    const chunks = wire((await drain(await a.chatStream(request, ctx()), clock, clock.now())).got.map((g) => g.chunk));
+    expect(buffered).toHaveProperty('system_fingerprint', 'fp_simulated');
+    expect(buffered.choices[0]).toMatchObject({ logprobs: null, message: { refusal: null } });
+    for (const c of chunks) {
+      expect(c).toHaveProperty('system_fingerprint', 'fp_simulated');
+      for (const choice of c.choices) expect(choice).toHaveProperty('logprobs', null);
+    }
+    // delta.refusal where OpenAI sends it: in the role chunk, and only there.
+    expect(chunks.filter((c) => c.choices[0]?.delta.refusal === null).map((c) => c.choices[0]!.delta.role)).toEqual(['assistant']);
   });
 });
 
