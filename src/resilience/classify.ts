@@ -41,6 +41,9 @@ export function categorize(status: number, text: string): ErrorCategory {
   // Payment required / billing: this deployment cannot serve until someone pays.
   if (status === 402) return 'auth';
   if (status === 413) return 'invalid_request';
+  // A model not pulled, a typo in a deployment's model, a deleted Azure deployment, a wrong baseUrl:
+  // whatever the body says, the deployment names something the upstream does not have.
+  if (status === 404) return 'not_found';
   if (status >= 400 && status < 500 && AUTH_RE.test(text)) return 'auth';
   if (status >= 400) {
     if (CONTEXT_RE.test(text)) return 'context_length';

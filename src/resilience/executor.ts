@@ -17,7 +17,18 @@ import type { ProviderAdapter } from '../providers/types.js';
 import { AttemptAborted } from './abort.js';
 import { AttemptScope } from './attempt-scope.js';
 import type { Health } from './health.js';
-import { asAnswer, clientErrorFor, deadlineError, exhaustedError, internalFault, isProgrammingError, normalizeFailure, type FailureNote } from './outcome.js';
+import {
+  allNotFound,
+  asAnswer,
+  clientErrorFor,
+  deadlineError,
+  exhaustedError,
+  internalFault,
+  isProgrammingError,
+  ModelNotFoundError,
+  normalizeFailure,
+  type FailureNote,
+} from './outcome.js';
 import { decide } from './policy.js';
 import type { RequestRun } from './run.js';
 import type { UpstreamError } from './upstream-error.js';
@@ -104,6 +115,8 @@ export class Executor {
     /** The first refusal of an adapter that could not express the request, and how many refused so. */
     let unexpressible: UpstreamError | undefined;
     let unexpressibleCount = 0;
+    /** The latest 404: the answer when every candidate's model turned out missing. */
+    let notFound: UpstreamError | undefined;
 
     for (let ci = 0; ci < candidates.length; ci++) {
       const cand = candidates[ci]!;
@@ -213,12 +226,14 @@ export class Executor {
           // (and its headers teach the pacer); only a connection that never opened gives the capacity back.
           if (err.status !== undefined || mayHaveReachedUpstream(err)) lease?.reconcile(undefined, err.headers);
           else lease?.cancel();
-          const decision = decide(err, retries, cfg, random);
+          // A pinned candidate (alias null) is the client's own choice of model.
+          const decision = decide(err, retries, cfg, random, cand.alias === null);
           if (decision.breaker === 'failure') health.failure(d.stateKey, admission.probe);
           else if (decision.breaker === 'success') health.success(d.stateKey, admission.probe);
           else health.release(d.stateKey, admission.probe);
           if (decision.cooldownMs > 0) health.cooldown(d.stateKey, decision.cooldownMs, err.category);
-          notes.push({ deployment: d.key, label: err.label });
+          if (err.category === 'not_found') notFound = err;
+          notes.push({ deployment: d.key, label: err.label, notFound: err.category === 'not_found' });
           // Not before its breaker lets a probe through, when this failure opened it.
           candidateRetryAt = Math.max(decision.cooldownMs > 0 ? clock.now() + decision.cooldownMs : clock.now() + 1000, health.retryAt(d.stateKey));
 
@@ -257,12 +272,17 @@ export class Executor {
       const waited = await this.waitForCapacity(run, throttled, attempt, opts);
       if ('value' in waited) return waited;
       retryAt = Math.min(retryAt, waited.retryAt);
+      if (waited.notFound) {
+        notFound = waited.notFound.error;
+        notes.push({ deployment: waited.notFound.deployment, label: notFound.label, notFound: true });
+      }
     }
     reserved?.cancel();
     if (policyError) throw clientErrorFor(policyError);
     if (contextError) throw clientErrorFor(contextError);
     // No candidate could even express it: the client's request is the problem, not availability.
     if (unexpressible && unexpressibleCount === notes.length) throw clientErrorFor(unexpressible);
+    if (notFound && allNotFound(notes)) throw new ModelNotFoundError(notFound);
     if (run.deadlineAt <= clock.now()) throw deadlineError();
     throw exhaustedError(notes, retryAt === Number.POSITIVE_INFINITY ? clock.now() + 1000 : retryAt, clock.now());
   }
@@ -272,7 +292,7 @@ export class Executor {
     throttled: Candidate[],
     attempt: (input: AttemptInput) => Promise<T>,
     opts: ChainOptions,
-  ): Promise<Attempted<T> | { retryAt: number }> {
+  ): Promise<Attempted<T> | { retryAt: number; notFound?: { deployment: string; error: UpstreamError } }> {
     const w0 = performance.now();
     const got = await this.deps.gate!.wait!(throttled, run, opts.estimatedTokens).catch((e: unknown) => {
       throw asAnswer(e);
@@ -284,6 +304,10 @@ export class Executor {
       return await this.run(run, [got.candidate], attempt, { ...opts, contentPolicyChain: undefined, reserved: got.lease, waited: true });
     } catch (err) {
       if ((err as GatewayError).code === 'all_candidates_unavailable') return { retryAt: this.deps.clock.now() + 1000 };
+      // Its model is missing: that candidate's last word, weighed with the others' by the chain's answer.
+      if (err instanceof ModelNotFoundError) {
+        return { retryAt: this.deps.clock.now() + 1000, notFound: { deployment: got.candidate.deployment.key, error: err.upstream } };
+      }
       throw err;
     }
   }

@@ -30,9 +30,22 @@ export function normalizeFailure(err: unknown): UpstreamError | AttemptAborted {
   return errorFromTransport(err);
 }
 
+/**
+ * 404 `model_not_found` with the upstream's message: the client pinned a model its provider
+ * does not have, or every candidate's deployment named one. Keeps the upstream error, so a
+ * chain that waited for capacity can count it as that candidate's last word.
+ */
+export class ModelNotFoundError extends GatewayError {
+  constructor(readonly upstream: UpstreamError) {
+    super(404, 'model_not_found', upstream.message, 'model');
+  }
+}
+
 /** A fail-fast upstream error as the client sees it (status and message passed through). */
 export function clientErrorFor(err: UpstreamError): GatewayError {
   switch (err.category) {
+    case 'not_found':
+      return new ModelNotFoundError(err);
     case 'content_policy':
       return new GatewayError(400, 'content_policy_violation', err.message, err.param ?? null);
     case 'context_length':
@@ -66,6 +79,19 @@ export function asAnswer(e: unknown): unknown {
 export interface FailureNote {
   deployment: string;
   label: string;
+  /** The upstream answered 404: the deployment's model does not exist there. */
+  notFound?: boolean;
+}
+
+/**
+ * Every candidate's last failure was a 404: the model is missing wherever the chain looked,
+ * and the client is better told so (a single-deployment alias with a typo) than told to retry.
+ */
+export function allNotFound(notes: readonly FailureNote[]): boolean {
+  const last = new Map<string, boolean>();
+  for (const n of notes) last.set(n.deployment, n.notFound === true);
+  for (const notFound of last.values()) if (!notFound) return false;
+  return last.size > 0;
 }
 
 /** Every candidate failed or was unavailable: 503 naming each one's last error, Retry-After the earliest recovery. */

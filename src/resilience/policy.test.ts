@@ -57,7 +57,10 @@ function expected(category: ErrorCategory, retriesUsed: number, ra: RA): Decisio
       return d('failover', 0, RA_MS[ra]!, 'neutral');
     case 'timeout':
       return d('failover', 0, 0, 'failure');
+    // A deployment that cannot serve (bad credentials, a model its upstream lacks): out of
+    // rotation for cooldownMs, no retry, not a breaker failure.
     case 'auth':
+    case 'not_found':
       return d('failover', 0, CFG.cooldownMs, 'neutral');
     case 'invalid_request':
       return d('fail', 0, 0, 'success');
@@ -75,6 +78,7 @@ const CATEGORIES: ErrorCategory[] = [
   'timeout',
   'network',
   'auth',
+  'not_found',
   'invalid_request',
   'context_length',
   'content_policy',
@@ -129,6 +133,13 @@ describe('decide: edges', () => {
 
   it('maxRetries: 0 fails over at once on a 5xx', () => {
     expect(decide(err('server', 'missing'), 0, { ...CFG, maxRetries: 0 }, HALF)).toEqual(d('failover', 0, 0, 'failure'));
+  });
+
+  it("a pinned model's 404 is the client's answer: fail, no cooldown, not a breaker failure; nothing else changes when pinned", () => {
+    expect(decide(err('not_found', 'missing'), 0, CFG, HALF, true)).toEqual(d('fail', 0, 0, 'neutral'));
+    for (const [category, used, ra] of ROWS) {
+      if (category !== 'not_found') expect(decide(err(category, ra), used, CFG, HALF, true)).toEqual(expected(category, used, ra));
+    }
   });
 
   it('is pure: the error and config are not touched', () => {

@@ -29,7 +29,8 @@ export interface Decision {
   breaker: 'failure' | 'success' | 'neutral';
 }
 
-export function decide(err: UpstreamError, retriesUsed: number, cfg: ResilienceConfig, random: Random): Decision {
+/** `pinned`: the request named this deployment itself (`PROVIDER_ID/MODEL`) rather than an alias or `auto`. */
+export function decide(err: UpstreamError, retriesUsed: number, cfg: ResilienceConfig, random: Random, pinned = false): Decision {
   const canRetry = retriesUsed < cfg.maxRetries;
   switch (err.category) {
     case 'server':
@@ -56,6 +57,12 @@ export function decide(err: UpstreamError, retriesUsed: number, cfg: ResilienceC
       return { next: 'failover', delayMs: 0, cooldownMs: 0, breaker: 'failure' };
     case 'auth':
       // Misconfigured deployment: no retry, out of rotation for a while.
+      return { next: 'failover', delayMs: 0, cooldownMs: cfg.cooldownMs, breaker: 'neutral' };
+    case 'not_found':
+      // In a pool, the deployment names a model its upstream lacks: a configuration fault, out of
+      // rotation like bad credentials (not a breaker failure: the upstream itself is fine). A pin
+      // is the client's own name for a model: the 404 is its answer, and says nothing about the provider.
+      if (pinned) return { next: 'fail', delayMs: 0, cooldownMs: 0, breaker: 'neutral' };
       return { next: 'failover', delayMs: 0, cooldownMs: cfg.cooldownMs, breaker: 'neutral' };
     case 'invalid_request':
       return { next: 'fail', delayMs: 0, cooldownMs: 0, breaker: 'success' };

@@ -13,7 +13,8 @@ export type ErrorCategory =
   | 'timeout' // no answer within the attempt's budget (also: TTFT / stall)
   | 'network' // reset, refused, DNS, TLS, a stream cut before its end
   | 'auth' // upstream 401/403: this deployment is misconfigured
-  | 'invalid_request' // 400, 404, 413, 422: the request itself is wrong
+  | 'not_found' // 404: the deployment's model (or route) does not exist upstream
+  | 'invalid_request' // 400, 413, 422: the request itself is wrong
   | 'context_length' // prompt too long for this model
   | 'content_policy'; // the provider refused the content
 

@@ -118,7 +118,7 @@ describe('azure adapter over a loopback socket', () => {
       [400, 'error-400-context.json', {}, { category: 'context_length' }],
       [429, 'error-429.json', { 'retry-after': '6' }, { category: 'rate_limited', retryAfterMs: 6000 }],
       [401, 'error-401.json', {}, { category: 'auth' }],
-      [404, 'error-404-deployment.json', {}, { category: 'invalid_request', providerCode: 'DeploymentNotFound' }],
+      [404, 'error-404-deployment.json', {}, { category: 'not_found', providerCode: 'DeploymentNotFound' }],
     ];
     for (const [status, file, headers, expected] of cases) {
       server.enqueue({ kind: 'error', status, body: JSON.parse(text(file)), headers });

@@ -16,8 +16,9 @@
  * - FAILED_PRECONDITION → auth: "User location is not supported" or a free
  *   tier unavailable in the region is this deployment's problem, not the
  *   request's, so another candidate should serve.
- * - PERMISSION_DENIED / UNAUTHENTICATED → auth; NOT_FOUND → invalid_request;
- *   DEADLINE_EXCEEDED → timeout; INTERNAL → server.
+ * - PERMISSION_DENIED / UNAUTHENTICATED → auth; NOT_FOUND → not_found (a model
+ *   name Gemini does not serve: the deployment's fault, so another candidate
+ *   should serve); DEADLINE_EXCEEDED → timeout; INTERNAL → server.
  */
 import { errorFromResponse, parseErrorBody } from '../../resilience/classify.js';
 import { UpstreamError, type ErrorCategory } from '../../resilience/upstream-error.js';
@@ -68,7 +69,7 @@ function category(status: string | undefined, message: string, e: GeminiErrorBod
     case 'UNAUTHENTICATED':
       return 'auth';
     case 'NOT_FOUND':
-      return 'invalid_request';
+      return 'not_found';
     case 'DEADLINE_EXCEEDED':
       return 'timeout';
     case 'INTERNAL':

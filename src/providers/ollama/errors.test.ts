@@ -8,9 +8,9 @@ const body = (name: string): string => readFileSync(new URL(`./fixtures/${name}`
 const classify = (status: number, text: string) => fixOllamaError(errorFromResponse(status, text, {}, 0)) as UpstreamError;
 
 describe('Ollama error bodies → normalized categories', () => {
-  it('reads {"error": "..."} and treats a missing model (404) as invalid_request', () => {
+  it('reads {"error": "..."} and treats a missing model (404) as not_found', () => {
     expect(classify(404, body('error-404.json'))).toMatchObject({
-      category: 'invalid_request',
+      category: 'not_found',
       status: 404,
       message: 'model "llama3.3" not found, try pulling it first',
     });

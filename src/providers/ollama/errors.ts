@@ -2,7 +2,7 @@
  * Where the generic classifier misreads Ollama. Its 503 means one thing only,
  * "server busy, please try again. maximum pending requests exceeded": a full
  * queue, i.e. `overloaded`, not a failing server. (Its 404 "model not found,
- * try pulling it first" is already `invalid_request`.)
+ * try pulling it first" is already `not_found`.)
  */
 import { UpstreamError } from '../../resilience/upstream-error.js';
 

@@ -142,9 +142,9 @@ describe('ollama adapter over a loopback socket', () => {
     expect(server.requests.length).toBe(before);
   });
 
-  it('maps errors: unknown model 404 → invalid_request, busy 503 → overloaded', async () => {
+  it('maps errors: unknown model 404 → not_found, busy 503 → overloaded', async () => {
     const e404 = await adapter.chat(ask('hi'), ctx('llama3.3')).catch((e: unknown) => e);
-    expect(e404).toMatchObject({ category: 'invalid_request', status: 404, message: 'model "llama3.3" not found, try pulling it first' });
+    expect(e404).toMatchObject({ category: 'not_found', status: 404, message: 'model "llama3.3" not found, try pulling it first' });
     server.enqueue({ kind: 'error', status: 503, error: 'server busy, please try again.  maximum pending requests exceeded' });
     const e503 = await adapter.chatStream(ask('hi'), ctx()).catch((e: unknown) => e);
     expect(e503).toMatchObject({ category: 'overloaded', status: 503 });
