@@ -31,7 +31,7 @@ import {
 } from './outcome.js';
 import { decide } from './policy.js';
 import type { RequestRun } from './run.js';
-import type { UpstreamError } from './upstream-error.js';
+import { UpstreamError } from './upstream-error.js';
 
 /** Capacity check before a call (limits/ plugs in here). */
 export interface CapacityGate {
@@ -137,7 +137,12 @@ export class Executor {
         waitedOwnCooldown = false;
         if (!admission.ok) {
           this.skip(run, cand, admission.reason);
-          notes.push({ deployment: d.key, label: SKIP_LABEL[admission.reason] });
+          if (admission.missingModel === undefined) notes.push({ deployment: d.key, label: SKIP_LABEL[admission.reason] });
+          else {
+            // Cooling down from a 404: still that deployment's last word on the model.
+            notFound = new UpstreamError({ category: 'not_found', status: 404, message: admission.missingModel });
+            notes.push({ deployment: d.key, label: `${SKIP_LABEL.cooldown} (404 not_found)`, notFound: true });
+          }
           candidateRetryAt = admission.retryAt;
           break;
         }
@@ -231,7 +236,7 @@ export class Executor {
           if (decision.breaker === 'failure') health.failure(d.stateKey, admission.probe);
           else if (decision.breaker === 'success') health.success(d.stateKey, admission.probe);
           else health.release(d.stateKey, admission.probe);
-          if (decision.cooldownMs > 0) health.cooldown(d.stateKey, decision.cooldownMs, err.category);
+          if (decision.cooldownMs > 0) health.cooldown(d.stateKey, decision.cooldownMs, err.category, err.message);
           if (err.category === 'not_found') notFound = err;
           notes.push({ deployment: d.key, label: err.label, notFound: err.category === 'not_found' });
           // Not before its breaker lets a probe through, when this failure opened it.

@@ -12,11 +12,19 @@ import { CircuitBreaker, type BreakerState, type Transition } from './breaker.js
 interface Entry {
   breaker: CircuitBreaker;
   cooldownUntil: number;
+  /** The upstream's message when the cooldown is for a 404 (the deployment's model is missing there). */
+  missingModel: string | undefined;
 }
 
 export type Admission =
   | { ok: true; probe: boolean }
-  | { ok: false; reason: 'cooldown' | 'circuit_open'; retryAt: number };
+  | {
+      ok: false;
+      reason: 'cooldown' | 'circuit_open';
+      retryAt: number;
+      /** A cooldown for a 404: the upstream's message, so the chain can still answer 404 model_not_found. */
+      missingModel?: string;
+    };
 
 /** Admissions are read, never changed: shared objects instead of one per request. */
 const ADMITTED: Admission = Object.freeze({ ok: true, probe: false });
@@ -34,7 +42,7 @@ export class Health {
   private entry(key: string): Entry {
     let e = this.entries.get(key);
     if (!e) {
-      e = { breaker: new CircuitBreaker(this.cfg.breaker), cooldownUntil: 0 };
+      e = { breaker: new CircuitBreaker(this.cfg.breaker), cooldownUntil: 0, missingModel: undefined };
       this.entries.set(key, e);
     }
     return e;
@@ -48,7 +56,11 @@ export class Health {
    */
   admit(key: string, ownCooldown = false, now = this.clock.now()): Admission {
     const e = this.entry(key);
-    if (e.cooldownUntil > now && !ownCooldown) return { ok: false, reason: 'cooldown', retryAt: e.cooldownUntil };
+    if (e.cooldownUntil > now && !ownCooldown) {
+      return e.missingModel === undefined
+        ? { ok: false, reason: 'cooldown', retryAt: e.cooldownUntil }
+        : { ok: false, reason: 'cooldown', retryAt: e.cooldownUntil, missingModel: e.missingModel };
+    }
     const r = e.breaker.tryAcquire(now);
     this.emit(key, r.transition, now);
     if (!r.allowed) return { ok: false, reason: 'circuit_open', retryAt: Math.max(e.breaker.retryAt, now + 1) };
@@ -83,11 +95,13 @@ export class Health {
     this.entry(key).breaker.release(probe);
   }
 
-  cooldown(key: string, ms: number, reason: ErrorCategory): void {
+  /** `message`: the upstream's, kept for a `not_found` cooldown (see Admission.missingModel). */
+  cooldown(key: string, ms: number, reason: ErrorCategory, message?: string): void {
     const e = this.entry(key);
     const until = this.clock.now() + ms;
     if (until <= e.cooldownUntil) return;
     e.cooldownUntil = until;
+    e.missingModel = reason === 'not_found' ? (message ?? '') : undefined;
     this.bus.emit('cooldown', { deployment: key, untilMs: until, reason });
   }
 

@@ -164,6 +164,12 @@ describe('when no candidate is left', () => {
     expect([buffered.status, buffered.code]).toEqual([404, 'model_not_found']);
     expect(buffered.message).toContain('model "solo-model" not found, try pulling it first');
 
+    // Within the cooldown the deployment is not asked again, and the answer is still its 404, not a 503.
+    const cooling = await failure(ask('solo'));
+    expect([cooling.status, cooling.code]).toEqual([404, 'model_not_found']);
+    expect(cooling.message).toContain('model "solo-model" not found, try pulling it first');
+    expect(secondary.requests).toHaveLength(1);
+
     await clock.advance(COOLDOWN_MS); // the first 404's cooldown
     secondary.script.enqueue({ kind: 'status', status: 404, message: 'model "solo-model" not found, try pulling it first' });
     const streamed = await failure(client.chat.completions.create({ model: 'solo', stream: true, messages: [{ role: 'user', content: 'hello' }] }));
