@@ -151,4 +151,20 @@ describe('toAnthropicRequest details', () => {
       convert({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'ftp://x/y.png' } }] }] });
     expect(ftp).toThrow(UpstreamError);
   });
+
+  it('gives a tool call id repeated thousands of times its fresh ids in linear time (a 4 MB history held the event loop for a minute)', () => {
+    const n = 12_000;
+    const calls = Array.from({ length: n }, () => ({ id: 'call_0', type: 'function' as const, function: { name: 'f', arguments: '{}' } }));
+    const results = Array.from({ length: n }, (_, i) => ({ role: 'tool' as const, tool_call_id: 'call_0', content: `r${i}` }));
+    const started = performance.now();
+    const { body } = convert({ messages: [{ role: 'user', content: 'go' }, { role: 'assistant', content: null, tool_calls: calls }, ...results] });
+    // Linear: tens of ms on a slow machine; the quadratic search took seconds here.
+    expect(performance.now() - started).toBeLessThan(1000);
+    const blocks = body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []));
+    const uses = blocks.filter((b) => b.type === 'tool_use').map((b) => (b as { id: string }).id);
+    const answered = blocks.filter((b) => b.type === 'tool_result').map((b) => (b as { tool_use_id: string }).tool_use_id);
+    expect(new Set(uses).size).toBe(n);
+    expect(uses.slice(0, 3)).toEqual(['call_0', 'call_0_2', 'call_0_3']);
+    expect(answered).toEqual(uses);
+  });
 });

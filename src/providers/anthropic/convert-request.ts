@@ -226,6 +226,12 @@ class ToolIds {
   private readonly open = new Map<string, string[]>();
   /** Per client id: the id of its latest call (a result with no open call reuses it). */
   private readonly latest = new Map<string, string>();
+  /**
+   * Per sanitized base: the suffix to try next. Counting up from 2 on every call made
+   * an id repeated n times cost n² set lookups: one request of 30,000 calls sharing
+   * an id (under the default body limit) held the event loop for over a minute.
+   */
+  private readonly nextSuffix = new Map<string, number>();
 
   call(id: string | undefined): string {
     const key = id ?? '';
@@ -245,7 +251,11 @@ class ToolIds {
   private fresh(key: string): string {
     const base = key.replace(/[^a-zA-Z0-9_-]/g, '_') || '_';
     let safe = base;
-    for (let n = 2; this.taken.has(safe); n++) safe = `${base}_${n}`;
+    if (this.taken.has(safe)) {
+      let n = this.nextSuffix.get(base) ?? 2;
+      while (this.taken.has((safe = `${base}_${n}`))) n++;
+      this.nextSuffix.set(base, n + 1);
+    }
     this.taken.add(safe);
     return safe;
   }
