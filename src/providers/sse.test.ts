@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { NdjsonParser, SseParser, type SseEvent } from './sse.js';
+import { UpstreamError } from '../resilience/upstream-error.js';
+import { MAX_EVENT_CHARS, NdjsonParser, SseParser, type SseEvent } from './sse.js';
 
 /** mulberry32, for reproducible random chunkings. */
 function seeded(seed: number): () => number {
@@ -211,5 +212,68 @@ describe('NdjsonParser', () => {
     p.end();
     p.end();
     expect(p.lines).toEqual(['{"a":1}', '{"done":true}']);
+  });
+});
+
+describe('long lines (an upstream that streams one line for megabytes)', () => {
+  const MB = 1024 * 1024;
+  /** `total` characters of line fed in network-sized pieces, after `head`. */
+  function feed(p: { push(text: string): void }, head: string, total: number, piece = 16 * 1024): void {
+    p.push(head);
+    const chunk = 'a'.repeat(piece);
+    for (let n = 0; n < total; n += piece) p.push(chunk);
+  }
+
+  it('costs the line\'s length, not its square: an 8 MB line in 16 KB reads parses at once', () => {
+    const started = performance.now();
+    const sse = new SseParser();
+    feed(sse, 'data: {"x":"', 8 * MB);
+    sse.push('"}\r');
+    sse.push('\n\ndata: next\n\n');
+    const ndjson = new NdjsonParser();
+    feed(ndjson, '{"x":"', 8 * MB);
+    ndjson.push('"}\n{"b":1}\n');
+    // Linear: a few tens of ms; searching the whole buffer on every read took seconds.
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(sse.events.map((e) => e.data.length)).toEqual([8 * MB + 8, 4]);
+    expect(ndjson.lines.map((l) => l.length)).toEqual([8 * MB + 8, 7]);
+  });
+
+  it('a CR held back at the end of a read still ends its line when the next read holds no line end', () => {
+    const p = new SseParser();
+    p.push('data: one\r');
+    p.push('\r');
+    p.push('data: two');
+    p.push(' more');
+    p.push('\n\n');
+    expect(p.events.map((e) => e.data)).toEqual(['one', 'two more']);
+  });
+
+  const isTooLong = (err: unknown) => err instanceof UpstreamError && err.category === 'server' && /longer than/.test(err.message);
+
+  it('a line that outgrows MAX_EVENT_CHARS throws a server UpstreamError instead of filling memory', () => {
+    expect(() => feed(new SseParser(), 'data: "', MAX_EVENT_CHARS + MB, MB)).toThrow(expect.objectContaining({ category: 'server' }));
+    expect(() => feed(new NdjsonParser(), '{"x":"', MAX_EVENT_CHARS + MB, MB)).toThrow(UpstreamError);
+    // The same in a single read, and as a comment line.
+    let err: unknown;
+    try {
+      new SseParser().push(`: ${'k'.repeat(MAX_EVENT_CHARS + 1)}`);
+    } catch (e) {
+      err = e;
+    }
+    expect(isTooLong(err)).toBe(true);
+  });
+
+  it('so does an event whose data lines add up past it, each line short', () => {
+    const p = new SseParser();
+    const line = `data: ${'d'.repeat(MB)}\n`;
+    let err: unknown;
+    try {
+      for (let i = 0; i < 40; i++) p.push(line);
+    } catch (e) {
+      err = e;
+    }
+    expect(isTooLong(err)).toBe(true);
+    expect(p.events).toEqual([]);
   });
 });

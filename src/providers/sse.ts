@@ -3,7 +3,28 @@
  * ends, multi-line `data:`, `event:` names, `:` comments ignored). Fed decoded
  * text as it arrives; complete events are appended to `events` for the caller
  * to drain, so one network read costs one call, not one promise per event.
+ *
+ * A line still open is searched only once it ends: a piece without a line end
+ * is appended (a rope, no copy) and not searched again with the next piece, so
+ * a long line costs its length, not its length squared (a 10 MB line in network
+ * reads held the event loop for 2 s). An upstream that never ends its line, or
+ * its event, fails the stream at MAX_EVENT_CHARS instead of filling memory.
  */
+import { UpstreamError } from '../resilience/upstream-error.js';
+
+/**
+ * The longest line or event accepted from an upstream stream, in UTF-16 code units: far
+ * above any real event (a whole tool call or an inline image included), and a bound on
+ * what one stream holds while a line stays open.
+ */
+export const MAX_EVENT_CHARS = 32 * 1024 * 1024;
+
+function tooLong(): UpstreamError {
+  return new UpstreamError({ category: 'server', message: `upstream sent a stream line or event longer than ${MAX_EVENT_CHARS} characters` });
+}
+
+/** `text` holds no line end of any kind. */
+const noLineEnd = (text: string): boolean => text.indexOf('\n') === -1 && text.indexOf('\r') === -1;
 
 export interface SseEvent {
   event: string | undefined;
@@ -15,6 +36,8 @@ export interface SseEvent {
 export class SseParser {
   readonly events: SseEvent[] = [];
   private buf = '';
+  /** `buf` ends with a CR held back as the possible first half of a CRLF. */
+  private heldCR = false;
   /** The event's data so far (lines joined with \n); undefined: no data line yet. */
   private data: string | undefined;
   private multiline = false;
@@ -22,8 +45,17 @@ export class SseParser {
   /** Comment lines seen (keep-alives); a stall detector may want them. */
   comments = 0;
 
+  /** Throws an UpstreamError (`server`) once a line or an event outgrows MAX_EVENT_CHARS. */
   push(text: string): void {
-    this.buf = this.buf.length === 0 ? text : this.buf + text;
+    const held = this.buf;
+    // A held-back lone CR must meet the next piece (it ends a line unless a LF follows).
+    // Known from the last search: reading the rope's last character would flatten it.
+    if (held.length > 0 && !this.heldCR && noLineEnd(text)) {
+      this.buf = held + text;
+      if (this.buf.length > MAX_EVENT_CHARS) throw tooLong();
+      return;
+    }
+    this.buf = held.length === 0 ? text : held + text;
     const buf = this.buf;
     let start = 0;
     // Line ends are found with native searches (a per-character loop was the
@@ -41,13 +73,16 @@ export class SseParser {
       start = nl === cr && buf.charCodeAt(nl + 1) === 10 ? nl + 2 : nl + 1;
     }
     this.buf = start === 0 ? buf : buf.slice(start);
+    this.heldCR = buf.length > start && buf.charCodeAt(buf.length - 1) === 13;
+    if (this.buf.length > MAX_EVENT_CHARS) throw tooLong();
   }
 
   /** Flush at end of input: a final event without its blank line still counts. */
   end(): void {
     // A held-back lone CR at the very end is a line end, not data.
-    const rest = this.buf.charCodeAt(this.buf.length - 1) === 13 ? this.buf.slice(0, -1) : this.buf;
+    const rest = this.heldCR ? this.buf.slice(0, -1) : this.buf;
     this.buf = '';
+    this.heldCR = false;
     if (rest.length > 0) this.line(rest, 0, rest.length);
     this.dispatch();
   }
@@ -66,6 +101,7 @@ export class SseParser {
     const len = colon - from;
     if (len === 4 && buf.startsWith('data', from)) {
       const value = v >= to ? '' : buf.slice(v, to);
+      if (value.length + (this.data?.length ?? 0) > MAX_EVENT_CHARS) throw tooLong();
       if (this.data === undefined) this.data = value;
       else {
         this.data = `${this.data}\n${value}`;
@@ -90,7 +126,13 @@ export class NdjsonParser {
   readonly lines: string[] = [];
   private buf = '';
 
+  /** As SseParser.push: a line still open is not searched again, and one past MAX_EVENT_CHARS throws. */
   push(text: string): void {
+    if (this.buf.length > 0 && text.indexOf('\n') === -1) {
+      this.buf += text;
+      if (this.buf.length > MAX_EVENT_CHARS) throw tooLong();
+      return;
+    }
     const buf = this.buf + text;
     let start = 0;
     let nl: number;
@@ -100,6 +142,7 @@ export class NdjsonParser {
       start = nl + 1;
     }
     this.buf = buf.slice(start);
+    if (this.buf.length > MAX_EVENT_CHARS) throw tooLong();
   }
 
   end(): void {

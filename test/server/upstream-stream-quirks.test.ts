@@ -5,6 +5,7 @@
  * that says how much had arrived.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_EVENT_CHARS } from '../../src/providers/sse.js';
 import { startChatOver } from '../helpers/gateway.js';
 import { chunk, sleep, sseHead, startRawUpstream, type RawHandler } from '../helpers/raw-upstream.js';
 
@@ -121,6 +122,43 @@ describe('odd upstream streams', () => {
     const last = r.values.at(-1) as { error?: { code?: string; message?: string } };
     expect(last.error?.code).toBe('stream_broken');
     expect(last.error?.message).toContain('after 5 characters');
+  });
+
+  it('a line that never ends is cut at MAX_EVENT_CHARS: the attempt fails as the upstream\'s fault, not after the first-token timeout', async () => {
+    let sent = 0;
+    let released = false;
+    const upstream = await startRawUpstream((res) => {
+      sseHead(res);
+      res.write('data: {"choices":[{"index":0,"delta":{"content":"');
+      res.on('close', () => (released = true));
+      const piece = 'a'.repeat(1 << 20);
+      const more = (): void => {
+        while (!res.destroyed && sent <= 2 * MAX_EVENT_CHARS) {
+          sent += piece.length;
+          if (!res.write(piece)) return void res.once('drain', more);
+        }
+      };
+      more();
+    });
+    closers.push(() => upstream.close());
+    const traces: { status: number; attempts: { errorType: string | null; message: string | null }[] }[] = [];
+    const gw = await startChatOver(upstream.url, { resilience: { maxRetries: 0, ttftTimeoutMs: 60_000, requestTimeoutMs: 60_000 } });
+    gw.gateway.bus.on('request', (t) => traces.push(t as never));
+    closers.push(() => gw.close(0));
+    const res = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(res.status).toBe(503);
+    expect(body.error.code).toBe('all_candidates_unavailable');
+    expect(body.error.message).toContain('up/m: server');
+    // Read no further than the bound (plus what was in flight), then let go of the upstream.
+    expect(sent).toBeLessThan(MAX_EVENT_CHARS + (8 << 20));
+    await expect.poll(() => released).toBe(true);
+    await expect.poll(() => traces.length).toBe(1);
+    expect(traces[0]!.attempts[0]).toMatchObject({ errorType: 'server' });
   });
 
   describe('n = 2', () => {
