@@ -103,8 +103,27 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
   server.on('clientError', onClientError);
   server.on('connection', (socket: TrackedSocket) => {
     sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+    socket.once('close', onSocketClose);
   });
+
+  /**
+   * A connection closed. node emits 'close' on the response it was writing, but drops the
+   * responses pipelined behind it without a word (node 20's socketOnClose destroys only
+   * their requests). Each is closed here as the client left it: without this it stayed in
+   * flight for good — the gateway went on working for nobody (its upstream call ran to
+   * the end; a stream waited for a 'drain' that could never come) and every graceful
+   * shutdown waited out its whole grace.
+   */
+  function onSocketClose(this: TrackedSocket): void {
+    sockets.delete(this);
+    const queued = this[kQueued];
+    if (queued === undefined || queued.length === 0) return;
+    // A copy: each response takes itself off the list as it closes.
+    for (const res of queued.slice()) {
+      res.destroy();
+      res.emit('close');
+    }
+  }
 
   /** The last line: an error that was not a client error (or a client that left). */
   function failed(err: unknown, req: IncomingMessage, res: ServerResponse): void {
