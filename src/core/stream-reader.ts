@@ -21,6 +21,12 @@ export interface StreamReader {
    * holds nothing young for the GC to copy.
    */
   notify?(wake: () => void): void;
+  /**
+   * The reader cannot take more now (its client's socket is full): until the next `read`,
+   * the stream's stall timer may not fire, as while a chunk is held — a slow client is
+   * not a stalled upstream.
+   */
+  pause?(): void;
   /** The reader stops early (client gone): the stream releases its upstream. Idempotent. */
   close(): void;
 }

@@ -228,6 +228,19 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
       });
   }
 
+  /**
+   * The consumer cannot take more yet (backpressure: the client's socket is full) after
+   * a `read` that found nothing ready: until its next `read` the stall timer is paused,
+   * as while it holds a chunk. Otherwise a client that stopped reading for longer than
+   * idleTimeoutMs made a healthy upstream look stalled (the stream broke or resumed, and
+   * the deployment took a breaker failure).
+   */
+  pause(): void {
+    if (this.holding || this.phase !== 'upstream') return;
+    this.cur.scope.hold();
+    this.holding = true;
+  }
+
   /** The consumer stopped early (client gone): release the upstream and end the stream. Idempotent. */
   close(): void {
     this.closed = true;

@@ -26,6 +26,11 @@ export interface ServerOptions {
   keepAliveTimeoutMs?: number;
   /** How often node checks the two request timeouts. Default: half the headers timeout, at most 30 s. */
   timeoutCheckIntervalMs?: number;
+  /**
+   * A stream's client that takes nothing from its full socket for this long is gone
+   * (nginx's send_timeout): its socket is closed and its upstream released. Default 60 s.
+   */
+  sendTimeoutMs?: number;
 }
 
 /** A connection and the response it is serving (http-server's own field). */
@@ -40,7 +45,7 @@ type TrackedSocket = Socket & { [kCurrent]?: RoutedResponse; [kQueued]?: RoutedR
 /** How long requests ended at the end of the shutdown grace have to write their answer. */
 const FINAL_WRITE_MS = 1000;
 
-export const SERVER_DEFAULTS = { requestTimeoutMs: 60_000, headersTimeoutMs: 30_000, keepAliveTimeoutMs: 65_000 } as const;
+export const SERVER_DEFAULTS = { requestTimeoutMs: 60_000, headersTimeoutMs: 30_000, keepAliveTimeoutMs: 65_000, sendTimeoutMs: 60_000 } as const;
 
 export interface SwitchyardServer {
   server: Server;
@@ -62,7 +67,7 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
   const sockets = new Set<TrackedSocket>();
   let closing = false;
   let idle: (() => void) | undefined;
-  const handle = createRoutes(gateway, hooks, () => closing, failed);
+  const handle = createRoutes(gateway, hooks, () => closing, failed, options.sendTimeoutMs ?? SERVER_DEFAULTS.sendTimeoutMs);
 
   /** One listener per response, shared (no closure per request): in-flight count and client-gone abort. */
   function onResponseClose(this: RoutedResponse): void {

@@ -43,7 +43,7 @@ const HEALTHZ = JSON.stringify({ status: 'ok' });
 const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
 const DONE = Promise.resolve();
 
-export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: () => boolean, failed: FailureHandler): Handler {
+export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: () => boolean, failed: FailureHandler, sendTimeoutMs = 0): Handler {
   const { config } = gateway;
   const auth = new Authenticator(config.keys);
   const maxBody = config.server.maxBodyBytes;
@@ -179,7 +179,7 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
       routed = true;
       const result = await gateway.chat(body, opts);
       if (result.stream) {
-        await writeSse(res, result, result.meta);
+        await writeSse(res, result, result.meta, sendTimeoutMs);
         return;
       }
       sendRouted(res, result.raw ?? JSON.stringify(result.body), result.meta);

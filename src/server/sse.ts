@@ -1,7 +1,10 @@
 /**
  * Writing a chat stream as Server-Sent Events with backpressure: when the
  * client reads slowly we stop pulling from the upstream (the iterator is not
- * advanced until the socket drains), so memory stays flat.
+ * advanced until the socket drains), so memory stays flat. Meanwhile the
+ * stream's stall timer waits too (a slow client is not a stalled upstream), and
+ * a client that takes nothing at all for `sendTimeoutMs` is gone, as nginx's
+ * send_timeout has it: its socket is closed and its upstream released.
  */
 import type { ServerResponse } from 'node:http';
 import type { ChatCompletionChunk } from '../protocol/openai.js';
@@ -19,11 +22,12 @@ export function writeSse(
   res: ServerResponse,
   stream: { reader: StreamReader },
   meta: RoutingMeta,
+  sendTimeoutMs = 0,
 ): Promise<SseEnd> {
   res.writeHead(200, pushRoutingHeaders([...SSE_HEADERS], meta));
   // Routing headers go out with the first chunk, in one write.
   flattenHead(res);
-  return new Promise((resolve) => new SseWriter(res, stream.reader, resolve).pump());
+  return new Promise((resolve) => new SseWriter(res, stream.reader, resolve, sendTimeoutMs).pump());
 }
 
 type SseEnd = 'done' | 'error' | 'client_gone';
@@ -68,6 +72,8 @@ class SseWriter {
     private readonly res: ServerResponse,
     private readonly reader: StreamReader,
     private readonly resolve: (end: SseEnd) => void,
+    /** 0: no bound. */
+    private readonly sendTimeoutMs: number,
   ) {}
 
   private step(): void {
@@ -80,7 +86,7 @@ class SseWriter {
           const ok = res.write(this.batch);
           this.batch = '';
           // Slow client: stop pulling until it drains (more may have been read meanwhile: read again).
-          if (!ok) return whenDrained(res, this.pump);
+          if (!ok) return this.awaitDrain();
         }
         if (reader.notify !== undefined) reader.notify(this.pump);
         else void reader.wait().then(this.pump, (err: unknown) => this.fail(err));
@@ -94,6 +100,23 @@ class SseWriter {
     if (res.destroyed) return this.finish('client_gone');
     res.end(`${this.batch}data: [DONE]\n\n`);
     this.finish('done');
+  }
+
+  /**
+   * Until the client has read what was written: the stream's stall timer paused, and the
+   * socket's idle timeout armed — node destroys a socket whose timeout nobody handles,
+   * which closes the response and so releases the stream as the client gone.
+   */
+  private awaitDrain(): void {
+    const { res } = this;
+    this.reader.pause?.();
+    const socket = this.sendTimeoutMs > 0 ? res.socket : null;
+    socket?.setTimeout(this.sendTimeoutMs);
+    whenDrained(res, () => {
+      // Back to the server's own setting for a response in progress (none).
+      socket?.setTimeout(0);
+      this.pump();
+    });
   }
 
   private fail(err: unknown): void {
