@@ -7,15 +7,17 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus, type TraceRecord } from '../../src/observability/events.js';
-import { startChatOver, type TestGateway } from '../helpers/gateway.js';
+import { startChatOver, startCostPair, type TestGateway } from '../helpers/gateway.js';
 import { startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 
 let gw: TestGateway | undefined;
 let upstream: RawUpstream | undefined;
+let spare: RawUpstream | undefined;
 afterEach(async () => {
   await gw?.close(0);
   await upstream?.close();
-  gw = upstream = undefined;
+  await spare?.close();
+  gw = upstream = spare = undefined;
 });
 
 const TEXT = 'Forty characters of answer, exactly so..'; // 40 characters: 10 tokens at ~4 a token
@@ -41,5 +43,30 @@ describe('a buffered answer without usage', () => {
     expect(t.usage.promptTokens).toBeGreaterThan(0);
     // input 1 and output 2 USD per million tokens
     expect(t.costUsd).toBeCloseTo((t.usage.promptTokens * 1 + 10 * 2) / 1e6, 12);
+  });
+
+  it('fails the attempt when it is malformed inside its framing, so the next candidate serves (it was a 500, traced 499)', async () => {
+    // Balanced brackets around a bad literal pass the shape scan; without usage the answer is parsed, and fails.
+    upstream = await startRawUpstream((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"id":"chatcmpl-1","choices":[{"index":0,"message":{"role":"assistant","content":"half"},"finish_reason":nope}]}');
+    });
+    spare = await startRawUpstream((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'chatcmpl-2', object: 'chat.completion', created: 1, model: 'spare-1', choices: [{ index: 0, message: { role: 'assistant', content: TEXT }, finish_reason: 'stop' }] }));
+    });
+    gw = await startCostPair({ id: 'first', url: upstream.url, model: 'up-1' }, { id: 'second', url: spare.url, model: 'spare-1' });
+    const traced: TraceRecord[] = [];
+    gw.gateway.bus.on('request', (t) => traced.push(t));
+    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-switchyard-deployment')).toBe('second/spare-1');
+    expect(((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe(TEXT);
+    await expect.poll(() => traced.length).toBe(1);
+    expect(traced[0]).toMatchObject({ status: 200, fallbackUsed: false, routedProvider: 'second' });
+    expect(traced[0]!.attempts.map((a) => [a.provider, a.errorType])).toEqual([
+      ['first', 'server'],
+      ['second', null],
+    ]);
   });
 });

@@ -154,7 +154,14 @@ export class ForwardedAnswer<T> {
   }
 }
 
-const readChatAnswer = (raw: Uint8Array, headers: UpstreamHeaders) => new ForwardedAnswer<ChatCompletion>(raw, headers, 'choices');
+function readChatAnswer(raw: Uint8Array, headers: UpstreamHeaders): ForwardedAnswer<ChatCompletion> {
+  const answer = new ForwardedAnswer<ChatCompletion>(raw, headers, 'choices');
+  // Without usage the gateway counts the answer's text (core/gateway.ts), so it parses the
+  // answer anyway: here, inside the attempt, where a malformed one fails over like any other.
+  // Parsed after the attempt had succeeded, it failed the request with a 500 (traced as 499).
+  if (answer.usage === null) void answer.response;
+  return answer;
+}
 const readEmbeddingsAnswer = (raw: Uint8Array, headers: UpstreamHeaders) => new ForwardedAnswer<EmbeddingsResponse>(raw, headers, 'data');
 
 export function createOpenAIAdapter(provider: ProviderConfig, deps: AdapterDeps): ProviderAdapter {
