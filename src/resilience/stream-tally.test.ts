@@ -26,6 +26,17 @@ describe('StreamTally', () => {
     expect(t.usage()).toEqual({ prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 });
   });
 
+  it('takes tool_calls that are not a list of objects (null entries, an object in place of the list) without throwing', () => {
+    const t = new StreamTally('resp-id', 'm', 1, false);
+    expect(() => t.take(chunk({ tool_calls: [null, 5, { index: 0, function: null }, { index: 1, function: { name: 'f', arguments: '{}' } }] }))).not.toThrow();
+    expect(t.toolCalls).toBe(true);
+    expect(() => t.take(chunk({ tool_calls: { length: 1 } }))).not.toThrow();
+    expect(() => t.take(chunk({ tool_calls: 'abc' }))).not.toThrow();
+    t.take(chunk({}, 'tool_calls'));
+    // Only the well-formed call is counted: 'f' and '{}', 3 characters, one token.
+    expect(t.closeAttempt(0)).toBe(1);
+  });
+
   it('a chunk naming no model (absent or null) leaves the last model the usage chunk it builds will carry', () => {
     const t = new StreamTally('resp-id', 'm-first', 1, false);
     t.take(chunk({ content: 'a' }, null, { model: 'm-up' }));

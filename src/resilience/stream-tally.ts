@@ -4,7 +4,7 @@
  * its usage (reported, or counted when an attempt reported none), and the
  * relabelling that makes a continuation's chunks part of one response.
  */
-import type { ChatCompletionChunk, Usage } from '../protocol/openai.js';
+import type { ChatCompletionChunk, ToolCallDelta, Usage } from '../protocol/openai.js';
 import { RAW_JSON, type WithRaw } from '../providers/types.js';
 
 /** First size of the delivered-text buffer, in bytes (UTF-16: two a character). */
@@ -90,13 +90,17 @@ export class StreamTally {
           this.attemptChars += d.content.length;
           if (this.keepText && ch.index === 0) this.keep(d.content);
         }
-        if (d.tool_calls && d.tool_calls.length > 0) {
+        // Upstream JSON, checked as such: `tool_calls: [null]` or an object in its place threw
+        // here, and a healthy stream ended as broken (the chunk itself still goes out as it came).
+        if (Array.isArray(d.tool_calls) && d.tool_calls.length > 0) {
           content = true;
           this.toolCalls = true;
           // Generated tokens too: counted like content when the upstream reports no usage.
-          for (const tc of d.tool_calls) {
-            const fn = tc.function;
-            if (fn) this.attemptChars += (typeof fn.name === 'string' ? fn.name.length : 0) + (typeof fn.arguments === 'string' ? fn.arguments.length : 0);
+          for (const tc of d.tool_calls as unknown[]) {
+            const fn = tc !== null && typeof tc === 'object' ? (tc as ToolCallDelta).function : undefined;
+            if (fn !== null && typeof fn === 'object') {
+              this.attemptChars += (typeof fn.name === 'string' ? fn.name.length : 0) + (typeof fn.arguments === 'string' ? fn.arguments.length : 0);
+            }
           }
         }
         if (this.continuation && d.role) delete d.role;

@@ -91,6 +91,25 @@ describe('odd upstream streams', () => {
     expect(r.values.at(-1)).toBe('[DONE]');
   });
 
+  it('a tool_calls delta holding a null, or an object where the list belongs, does not break the stream, before the first token or after it', async () => {
+    const ev = (delta: unknown, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'c4', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const r = await streamThrough(async (res) => {
+      sseHead(res);
+      res.write(ev({ role: 'assistant', tool_calls: [null] }));
+      res.write(ev({ content: 'Hi' }));
+      await sleep(2);
+      res.write(ev({ tool_calls: { length: 1 } }));
+      res.write(ev({ tool_calls: [5, { index: 0, function: null }] }));
+      res.write(ev({ content: ' there' }));
+      res.end(ev({}, 'stop') + 'data: [DONE]\n\n');
+    });
+    expect(r.status).toBe(200);
+    expect(contentOf(r.values)).toBe('Hi there');
+    expect(r.body).not.toContain('"error"');
+    expect(r.values.at(-1)).toBe('[DONE]');
+  });
+
   it('`data:  [DONE]` with two spaces ends the stream: nothing after it is relayed', async () => {
     const r = await streamThrough(async (res) => {
       sseHead(res);
