@@ -5,6 +5,7 @@
  * category alone, so an Anthropic 529, a Gemini RESOURCE_EXHAUSTED and an
  * OpenAI 429 are treated alike.
  */
+import { plausibleRetryAfterMs } from '../protocol/retry-after.js';
 
 export type ErrorCategory =
   | 'rate_limited' // 429, RESOURCE_EXHAUSTED
@@ -52,7 +53,8 @@ export class UpstreamError extends Error {
     this.category = init.category;
     this.status = init.status;
     this.providerCode = init.providerCode;
-    this.retryAfterMs = init.retryAfterMs;
+    // Whoever parsed it (a header, Gemini's RetryInfo in a body): a wait past a day is none.
+    this.retryAfterMs = plausibleRetryAfterMs(init.retryAfterMs);
     this.headers = init.headers;
     this.param = init.param;
     this.unsent = init.unsent === true;

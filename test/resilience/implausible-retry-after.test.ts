@@ -1,0 +1,50 @@
+/**
+ * An upstream 429 whose Retry-After no upstream can mean (3,000 years, or too
+ * long to be a number): read as absent, the deployment cools down for
+ * cooldownMs and then serves again, and the client's Retry-After says so. Taken
+ * as given, it cooled the deployment down until the process restarted (and for
+ * an infinite one told the client to retry in 1 s).
+ */
+import { afterEach, expect, it } from 'vitest';
+import { startChatOver, type TestGateway } from '../helpers/gateway.js';
+import { startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { VirtualClock } from '../helpers/virtual-clock.js';
+
+let gw: TestGateway | undefined;
+let upstream: RawUpstream | undefined;
+afterEach(async () => {
+  await gw?.close(0);
+  await upstream?.close();
+  gw = upstream = undefined;
+});
+
+const ANSWER = JSON.stringify({ id: 'c1', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'back' }, finish_reason: 'stop' }] });
+
+it.each([
+  ['3,000 years', '99999999999'],
+  ['400 nines', '9'.repeat(400)],
+])('a 429 with Retry-After of %s cools the deployment down for cooldownMs, not for good', async (_name, retryAfter) => {
+  upstream = await startRawUpstream((res, _hit, n) => {
+    if (n === 1) {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': retryAfter });
+      res.end(JSON.stringify({ error: { message: 'slow down', type: 'rate_limit_error' } }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(ANSWER);
+  });
+  const clock = new VirtualClock();
+  gw = await startChatOver(upstream.url, { resilience: { maxRetries: 0, cooldownMs: 60_000 } }, {}, { clock });
+  const ask = () => fetch(`${gw!.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }) });
+
+  const refused = await ask();
+  expect(refused.status).toBe(503);
+  expect(refused.headers.get('retry-after')).toBe('60');
+  await refused.text();
+
+  await clock.advance(60_001);
+  const served = await ask();
+  expect(served.status).toBe(200);
+  expect(((await served.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe('back');
+  expect(upstream.hits).toHaveLength(2);
+});
