@@ -135,6 +135,19 @@ describe('parseRateLimitHeaders', () => {
       { tokens: { remaining: 10 } },
     ],
     ['no rate-limit headers at all', { 'content-type': 'application/json' }, {}],
+    [
+      'a reset more than a day ahead is dropped (no upstream means it), one within a day kept',
+      {
+        'x-ratelimit-remaining-requests': '0',
+        'x-ratelimit-reset-requests': '999999h',
+        'x-ratelimit-remaining-tokens': '0',
+        'x-ratelimit-reset-tokens': '24h',
+        'anthropic-ratelimit-requests-remaining': '0',
+        'anthropic-ratelimit-requests-reset': '9999-12-31T23:59:59Z',
+        'retry-after': '99999999999',
+      },
+      { requests: { remaining: 0 }, tokens: { remaining: 0, resetAt: NOW + 86_400_000 } },
+    ],
   ];
 
   it.each(table)('%s', (_name, headers, expected) => {

@@ -10,7 +10,7 @@
  *
  * Unparsable values are dropped, never thrown: a quirky header must not break a request.
  */
-import { parseRetryAfter, RETRY_AFTER_HEADERS } from '../protocol/retry-after.js';
+import { MAX_RETRY_AFTER_MS, parseRetryAfter, RETRY_AFTER_HEADERS } from '../protocol/retry-after.js';
 import type { UpstreamHeaders } from '../providers/types.js';
 
 export interface LimitState {
@@ -61,13 +61,17 @@ export function parseDurationMs(v: string): number | undefined {
   return total;
 }
 
-/** An OpenAI-style relative reset, or an RFC 3339 / HTTP-date instant → epoch ms. */
+/**
+ * An OpenAI-style relative reset, or an RFC 3339 / HTTP-date instant → epoch ms. One more
+ * than a day ahead is no reset an upstream means (`999999h`, the year 9999) and is dropped
+ * like garbage, as Retry-After is: with nothing remaining it paced the deployment out
+ * until the process restarted.
+ */
 function resetAt(v: string | undefined, now: number): number | undefined {
   if (v === undefined || v === '') return undefined;
   const ms = parseDurationMs(v);
-  if (ms !== undefined) return now + ms;
-  const t = Date.parse(v);
-  return Number.isNaN(t) ? undefined : t;
+  const t = ms !== undefined ? now + ms : Date.parse(v);
+  return t - now <= MAX_RETRY_AFTER_MS ? t : undefined;
 }
 
 /** [remaining, reset, limit] header names, built once. */

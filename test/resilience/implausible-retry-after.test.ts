@@ -3,7 +3,8 @@
  * long to be a number): read as absent, the deployment cools down for
  * cooldownMs and then serves again, and the client's Retry-After says so. Taken
  * as given, it cooled the deployment down until the process restarted (and for
- * an infinite one told the client to retry in 1 s).
+ * an infinite one told the client to retry in 1 s). The same for a rate-limit
+ * reset more than a day ahead with nothing remaining: it paced the deployment out.
  */
 import { afterEach, expect, it } from 'vitest';
 import { startChatOver, type TestGateway } from '../helpers/gateway.js';
@@ -46,5 +47,18 @@ it.each([
   const served = await ask();
   expect(served.status).toBe(200);
   expect(((await served.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe('back');
+  expect(upstream.hits).toHaveLength(2);
+});
+
+it('an answer whose rate-limit headers say nothing is left until 999999h does not pace the deployment out', async () => {
+  upstream = await startRawUpstream((res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '999999h' });
+    res.end(ANSWER);
+  });
+  gw = await startChatOver(upstream.url, { resilience: { maxRetries: 0 } }, {}, { clock: new VirtualClock() });
+  for (let i = 0; i < 2; i++) {
+    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }) });
+    expect(res.status, await res.text()).toBe(200);
+  }
   expect(upstream.hits).toHaveLength(2);
 });
