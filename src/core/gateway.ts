@@ -14,6 +14,7 @@ import type {
   ModelList,
   Usage,
 } from '../protocol/openai.js';
+import { checkedUsage } from '../protocol/token-count.js';
 import { validateChatRequest, validateEmbeddingsRequest } from '../protocol/validate.js';
 import { ADAPTERS } from '../providers/registry.js';
 import type { AdapterFactory, AttemptContext, ProviderAdapter } from '../providers/types.js';
@@ -223,8 +224,8 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
         contentPolicyChain,
       });
       const answer = done.value;
-      // An upstream that reports no usage (some OpenAI-compatible servers) is counted from the text, as streams are.
-      const usage = usageOf(answer) ?? countedUsage(answer.response, requirements.estimatedTokens - (req.max_completion_tokens ?? req.max_tokens ?? 0));
+      // An upstream that reports no usage (some OpenAI-compatible servers), or counts that are not counts, is counted from the text, as streams are.
+      const usage = checkedUsage(usageOf(answer), () => countedUsage(answer.response, requirements.estimatedTokens - (req.max_completion_tokens ?? req.max_tokens ?? 0)));
       run.usage = usage;
       done.lease?.reconcile(usage.total_tokens, answer.headers);
       answered(run, life);

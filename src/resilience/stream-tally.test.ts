@@ -37,6 +37,20 @@ describe('StreamTally', () => {
     expect(t.closeAttempt(0)).toBe(1);
   });
 
+  it('counts what the upstream reported only where it is a count: a string, a negative or a missing count is counted from the text', () => {
+    const t = new StreamTally('resp-id', 'm', 1, false);
+    t.take(chunk({ content: 'x'.repeat(40) }, 'stop'));
+    t.take(chunk({}, null, { choices: [], usage: { prompt_tokens: 'a', completion_tokens: -5 } as never }));
+    expect(t.closeAttempt(30)).toBe(40);
+    t.take(chunk({ content: 'y'.repeat(8) }, 'stop'));
+    t.take(chunk({}, null, { choices: [], usage: 'lots' as never }));
+    t.closeAttempt(30);
+    t.take(chunk({ content: 'z'.repeat(4) }, 'stop'));
+    t.take(chunk({}, null, { choices: [], usage: { prompt_tokens: 7 } as never }));
+    t.closeAttempt(30);
+    expect(t.usage()).toEqual({ prompt_tokens: 67, completion_tokens: 13, total_tokens: 80 });
+  });
+
   it('a chunk naming no model (absent or null) leaves the last model the usage chunk it builds will carry', () => {
     const t = new StreamTally('resp-id', 'm-first', 1, false);
     t.take(chunk({ content: 'a' }, null, { model: 'm-up' }));

@@ -5,6 +5,7 @@
  * relabelling that makes a continuation's chunks part of one response.
  */
 import type { ChatCompletionChunk, ToolCallDelta, Usage } from '../protocol/openai.js';
+import { tokenCount } from '../protocol/token-count.js';
 import { RAW_JSON, type WithRaw } from '../providers/types.js';
 
 /** First size of the delivered-text buffer, in bytes (UTF-16: two a character). */
@@ -145,9 +146,10 @@ export class StreamTally {
    * the upstream sent none) to the totals; returns its tokens.
    */
   closeAttempt(promptTokensEstimate: number): number {
-    const u = this.attemptUsage;
-    const prompt = u ? u.prompt_tokens : promptTokensEstimate + (this.continuation ? Math.ceil(this.deliveredChars / 4) : 0);
-    const completion = u ? u.completion_tokens : Math.ceil(this.attemptChars / 4);
+    // A count the upstream reported is used when it is one; any other is counted here.
+    const u = this.attemptUsage as Partial<Record<keyof Usage, unknown>> | undefined;
+    const prompt = tokenCount(u?.prompt_tokens) ?? promptTokensEstimate + (this.continuation ? Math.ceil(this.deliveredChars / 4) : 0);
+    const completion = tokenCount(u?.completion_tokens) ?? Math.ceil(this.attemptChars / 4);
     this.totals.prompt_tokens += prompt;
     this.totals.completion_tokens += completion;
     this.totals.total_tokens += prompt + completion;

@@ -69,4 +69,52 @@ describe('a buffered answer without usage', () => {
       ['second', null],
     ]);
   });
+
+  it('with counts that are not counts (400 digits, a string), is counted the same: the trace holds numbers', async () => {
+    const answer = JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'up-1', choices: [{ index: 0, message: { role: 'assistant', content: TEXT }, finish_reason: 'stop' }], usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } });
+    const bodies = [answer.replace('"prompt_tokens":0', `"prompt_tokens":${'9'.repeat(400)}`), answer.replace('"completion_tokens":0', '"completion_tokens":"a"')];
+    upstream = await startRawUpstream((res, _hit, n) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(bodies[n - 1]);
+    });
+    const traced: TraceRecord[] = [];
+    const bus = new EventBus();
+    bus.on('request', (t) => traced.push(t));
+    gw = await startChatOver(upstream.url, {}, { model: 'up-1', price: { input: 1, output: 2 } }, { bus });
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }) });
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    await expect.poll(() => traced.length).toBe(2);
+    // The first: its prompt counted (an estimate), its completion 0 as reported; the second: its completion counted from the text.
+    expect(traced[0]!.usage).toEqual({ promptTokens: expect.any(Number), completionTokens: 0 });
+    expect(traced[0]!.usage.promptTokens).toBeGreaterThan(0);
+    expect(traced[1]!.usage).toEqual({ promptTokens: 0, completionTokens: 10 });
+    for (const t of traced) expect(Number.isFinite(t.costUsd)).toBe(true);
+  });
+});
+
+describe('a stream whose usage chunk holds counts that are not counts', () => {
+  it('is traced with counted numbers, not the string "0a", null or a negative count', async () => {
+    upstream = await startRawUpstream((res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const ev = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+      res.write(ev({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'up-1', choices: [{ index: 0, delta: { content: TEXT }, finish_reason: null }] }));
+      res.write(ev({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'up-1', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }));
+      res.end(ev({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'up-1', choices: [], usage: { prompt_tokens: 'a', completion_tokens: -5, total_tokens: null } }) + 'data: [DONE]\n\n');
+    });
+    const traced: TraceRecord[] = [];
+    const bus = new EventBus();
+    bus.on('request', (t) => traced.push(t));
+    gw = await startChatOver(upstream.url, {}, { model: 'up-1', price: { input: 1, output: 2 } }, { bus });
+    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+    expect((await res.text()).endsWith('data: [DONE]\n\n')).toBe(true);
+    await expect.poll(() => traced.length).toBe(1);
+    const t = traced[0]!;
+    expect(t.usage.completionTokens).toBe(10);
+    expect(typeof t.usage.promptTokens).toBe('number');
+    expect(t.usage.promptTokens).toBeGreaterThan(0);
+    expect(t.costUsd).toBeCloseTo((t.usage.promptTokens * 1 + 10 * 2) / 1e6, 12);
+  });
 });

@@ -21,6 +21,7 @@ import type { ProviderConfig } from '../../config/types.js';
 import type { Clock } from '../../core/clock.js';
 import type { ChatCompletion, ChatRequest, EmbeddingsRequest, EmbeddingsResponse, Usage } from '../../protocol/openai.js';
 import { scanJsonShape } from '../../protocol/json-shape.js';
+import { tokenCount } from '../../protocol/token-count.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { splicedBody } from '../../protocol/raw-body.js';
 import { apiKeyHeader } from '../api-key-header.js';
@@ -156,10 +157,12 @@ export class ForwardedAnswer<T> {
 
 function readChatAnswer(raw: Uint8Array, headers: UpstreamHeaders): ForwardedAnswer<ChatCompletion> {
   const answer = new ForwardedAnswer<ChatCompletion>(raw, headers, 'choices');
-  // Without usage the gateway counts the answer's text (core/gateway.ts), so it parses the
-  // answer anyway: here, inside the attempt, where a malformed one fails over like any other.
-  // Parsed after the attempt had succeeded, it failed the request with a 500 (traced as 499).
-  if (answer.usage === null) void answer.response;
+  // Without usage (or with counts that are not counts) the gateway counts the answer's text
+  // (core/gateway.ts), so it parses the answer anyway: here, inside the attempt, where a
+  // malformed one fails over like any other. Parsed after the attempt had succeeded, it
+  // failed the request with a 500 (traced as 499).
+  const u = answer.usage;
+  if (u === null || tokenCount(u.prompt_tokens) === undefined || tokenCount(u.completion_tokens) === undefined) void answer.response;
   return answer;
 }
 const readEmbeddingsAnswer = (raw: Uint8Array, headers: UpstreamHeaders) => new ForwardedAnswer<EmbeddingsResponse>(raw, headers, 'data');

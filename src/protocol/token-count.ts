@@ -1,0 +1,30 @@
+/**
+ * Token counts as upstreams report them, checked before the gateway relies on
+ * them for the trace, the cost and the limits' reconciliation: a count is a
+ * non-negative safe integer. Servers send a usage without one of its counts,
+ * or with `"a"`, `-5` or `1e300` in it; summed as they came, the trace read
+ * `"0a"` (a string), `null` (NaN) or a negative cost.
+ */
+import type { Usage } from './openai.js';
+
+/** `v` when it is a token count, else undefined. */
+export function tokenCount(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+}
+
+/**
+ * The usage reported, when its counts are counts; otherwise each count that is not one
+ * is taken from `counted()` (the gateway's own count), called only then.
+ */
+export function checkedUsage(reported: unknown, counted: () => Usage): Usage {
+  const u = reported !== null && typeof reported === 'object' ? (reported as Partial<Record<keyof Usage, unknown>>) : undefined;
+  const prompt = tokenCount(u?.prompt_tokens);
+  const completion = tokenCount(u?.completion_tokens);
+  if (prompt !== undefined && completion !== undefined) {
+    return tokenCount(u!.total_tokens) !== undefined ? (u as Usage) : { ...(u as Usage), total_tokens: prompt + completion };
+  }
+  const n = counted();
+  const p = prompt ?? n.prompt_tokens;
+  const c = completion ?? n.completion_tokens;
+  return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
+}
