@@ -52,7 +52,7 @@ export class UpstreamError extends Error {
     this.name = 'UpstreamError';
     this.category = init.category;
     this.status = init.status;
-    this.providerCode = init.providerCode;
+    this.providerCode = providerCodeOf(init.providerCode);
     // Whoever parsed it (a header, Gemini's RetryInfo in a body): a wait past a day is none.
     this.retryAfterMs = plausibleRetryAfterMs(init.retryAfterMs);
     this.headers = init.headers;
@@ -65,6 +65,15 @@ export class UpstreamError extends Error {
     return this.status ? `${this.status} ${this.category}` : this.category;
   }
 }
+
+/**
+ * A provider's code is an identifier (`rate_limit_exceeded`, `RESOURCE_EXHAUSTED`, `ECONNRESET`);
+ * anything else an error body put in its place is not kept. The code goes into the trace,
+ * which keeps no upstream text: a megabyte `code` was held by every trace (10,000 of them
+ * by default), and one that echoed the request would have put content there.
+ */
+const CODE = /^[\w.:-]{1,64}$/;
+const providerCodeOf = (code: string | undefined): string | undefined => (code !== undefined && CODE.test(code) ? code : undefined);
 
 export function isUpstreamError(err: unknown): err is UpstreamError {
   return err instanceof UpstreamError;
