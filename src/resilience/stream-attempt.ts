@@ -6,8 +6,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { ChatCompletionChunk, ChatRequest } from '../protocol/openai.js';
-import type { ChunkStream } from '../providers/types.js';
+import { RAW_JSON, type ChunkStream, type WithRaw } from '../providers/types.js';
 import type { AttemptInput } from './executor.js';
+import { UpstreamError } from './upstream-error.js';
 
 export interface Committed {
   stream: ChunkStream;
@@ -18,6 +19,17 @@ export interface Committed {
   /** The upstream finished before or at the commit point. */
   ended: boolean;
 }
+
+/**
+ * What an attempt may hold back before its commit point. A real stream holds a role chunk,
+ * or a model's reasoning (`reasoning_content` deltas) until its answer starts: within any
+ * first-token timeout, thousands of chunks, never these. An upstream flooding chunks with no
+ * content (a role-only chunk, over and over) was held until the first-token timer fired:
+ * 170 MB a second over loopback, gigabytes at the default 20 s.
+ */
+export const MAX_HELD_CHUNKS = 100_000;
+/** The same bound on their text, where it is known (OpenAI-format chunks keep theirs). */
+export const MAX_HELD_CHARS = 32 * 1024 * 1024;
 
 export function isCommitChunk(chunk: ChatCompletionChunk): boolean {
   const choices = chunk.choices;
@@ -47,6 +59,7 @@ export async function openUntilCommit(input: AttemptInput, req: ChatRequest, req
   const iterator = stream[Symbol.asyncIterator]();
   const pending: ChatCompletionChunk[] = [];
   let ended = false;
+  let heldChars = 0;
   // A throw here has already released the upstream socket (the adapter's generator finally).
   for (;;) {
     const r = await iterator.next();
@@ -56,6 +69,11 @@ export async function openUntilCommit(input: AttemptInput, req: ChatRequest, req
     }
     pending.push(r.value);
     if (isCommitChunk(r.value)) break;
+    heldChars += (r.value as WithRaw<ChatCompletionChunk>)[RAW_JSON]?.length ?? 0;
+    if (pending.length > MAX_HELD_CHUNKS || heldChars > MAX_HELD_CHARS) {
+      await iterator.return?.();
+      throw new UpstreamError({ category: 'server', message: `upstream sent ${pending.length} chunks (${heldChars} characters) without content before its first token` });
+    }
   }
   const ttftMs = Math.round((performance.now() - t0) * 1000) / 1000;
   input.trace.ttftMs = ttftMs;

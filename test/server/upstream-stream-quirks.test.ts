@@ -180,6 +180,49 @@ describe('odd upstream streams', () => {
     expect(traces[0]!.attempts[0]).toMatchObject({ errorType: 'server' });
   });
 
+  it('chunks without content, flooded before the first token, are held only up to a bound: the attempt fails as the upstream\'s fault', async () => {
+    let released = false;
+    const upstream = await startRawUpstream((res) => {
+      sseHead(res);
+      res.on('close', () => (released = true));
+      const flood = chunk('m', { role: 'assistant' }).repeat(1000);
+      const more = (): void => {
+        while (!res.destroyed) if (!res.write(flood)) return void res.once('drain', more);
+      };
+      more();
+    });
+    closers.push(() => upstream.close());
+    const traces: { attempts: { errorType: string | null }[] }[] = [];
+    const gw = await startChatOver(upstream.url, { resilience: { maxRetries: 0, ttftTimeoutMs: 60_000, requestTimeoutMs: 60_000 } });
+    gw.gateway.bus.on('request', (t) => traces.push(t as never));
+    closers.push(() => gw.close(0));
+    const res = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(res.status).toBe(503);
+    expect(body.error.message).toContain('up/m: server');
+    await expect.poll(() => released).toBe(true);
+    await expect.poll(() => traces.length).toBe(1);
+    expect(traces[0]!.attempts[0]).toMatchObject({ errorType: 'server' });
+  });
+
+  it('a model\'s reasoning before its answer (thousands of reasoning_content deltas) is still held and delivered whole', async () => {
+    const r = await streamThrough(async (res) => {
+      sseHead(res);
+      res.write(chunk('m', { role: 'assistant', content: '' }));
+      res.write(Array.from({ length: 5000 }, () => chunk('m', { reasoning_content: 'hm ' })).join(''));
+      res.write(chunk('m', { content: 'Answer.' }));
+      res.end(chunk('m', {}, 'stop') + 'data: [DONE]\n\n');
+    });
+    expect(r.status).toBe(200);
+    expect(r.values.filter((v) => (v as { choices?: { delta?: { reasoning_content?: string } }[] }).choices?.[0]?.delta?.reasoning_content)).toHaveLength(5000);
+    expect(contentOf(r.values)).toBe('Answer.');
+    expect(r.values.at(-1)).toBe('[DONE]');
+  });
+
   describe('n = 2', () => {
     const ev = (index: number, delta: Record<string, unknown>, finish: string | null = null) =>
       `data: ${JSON.stringify({ id: 'c3', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index, delta, finish_reason: finish }] })}\n\n`;
