@@ -94,6 +94,18 @@ export function usageChunk(model: string, prompt: number, completion: number): s
   })}\n\n`;
 }
 
+/** A whole buffered OpenAI chat completion's JSON text: one choice, finished, with usage. */
+export function completionText(model: string, content: string, prompt: number, completion: number, id = 'chatcmpl-1'): string {
+  return JSON.stringify({
+    id,
+    object: 'chat.completion',
+    created: 1,
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+  });
+}
+
 /** Write the words of `text` as content chunks, one event each. */
 export async function writeWords(res: ServerResponse, model: string, words: string[], gapMs = 0): Promise<void> {
   for (const w of words) {

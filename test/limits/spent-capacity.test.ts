@@ -8,7 +8,7 @@
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../helpers/gateway.js';
-import { chunk, sleep, sseHead, startRawUpstream, type RawHandler } from '../helpers/raw-upstream.js';
+import { chunk, completionText, sleep, sseHead, startRawUpstream, type RawHandler } from '../helpers/raw-upstream.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -16,14 +16,7 @@ afterEach(async () => {
   closers = [];
 });
 
-const COMPLETION = JSON.stringify({
-  id: 'x',
-  object: 'chat.completion',
-  created: 1,
-  model: 'm',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-});
+const COMPLETION = completionText('m', 'ok', 1, 1, 'x');
 
 async function gateway(handler: RawHandler, doc: Record<string, unknown>) {
   const upstream = await startRawUpstream(handler);

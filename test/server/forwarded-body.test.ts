@@ -5,17 +5,10 @@
  * model, not the first deployment's.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { completionText, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { startCostPair, type TestGateway } from '../helpers/gateway.js';
 
-const ANSWER = JSON.stringify({
-  id: 'chatcmpl-1',
-  object: 'chat.completion',
-  created: 1,
-  model: 'm',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
-});
+const ANSWER = completionText('m', 'ok', 3, 1);
 
 let open: { close(): Promise<void> }[] = [];
 afterEach(async () => {

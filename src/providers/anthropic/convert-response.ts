@@ -6,6 +6,7 @@ import type { ChatCompletion, ToolCall, Usage } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { mapStopReason } from './map-stop-reason.js';
 import type { AnthropicMessage, AnthropicUsage } from './wire.js';
+import { toolArgumentsJson } from '../tool-arguments.js';
 
 const decoder = new TextDecoder();
 
@@ -59,7 +60,7 @@ export function toChatCompletion(msg: AnthropicMessage, created: number, prefill
       toolCalls.push({
         id: String(block.id ?? ''),
         type: 'function',
-        function: { name: String(block.name ?? ''), arguments: JSON.stringify(block.input ?? {}) },
+        function: { name: String(block.name ?? ''), arguments: toolArgumentsJson(block.input ?? {}) },
       });
     }
     // thinking, redacted_thinking and server-tool blocks have no OpenAI form.

@@ -23,6 +23,7 @@ import { overlap, toUsage } from './convert-response.js';
 import { anthropicStreamError } from './errors.js';
 import { mapStopReason } from './map-stop-reason.js';
 import type { AnthropicUsage } from './wire.js';
+import { toolArgumentsJson } from '../tool-arguments.js';
 
 /** Block kinds by content-block index: a tool's ordinal (≥ 0), text, or skipped. */
 const TEXT = -1;
@@ -166,7 +167,7 @@ export class AnthropicChunkStream implements ChunkStream {
             index: ordinal,
             id: String(block.id ?? ''),
             type: 'function',
-            function: { name: String(block.name ?? ''), arguments: full ? JSON.stringify(input) : '' },
+            function: { name: String(block.name ?? ''), arguments: full ? toolArgumentsJson(input) : '' },
           },
         ],
       });

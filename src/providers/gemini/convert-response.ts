@@ -5,6 +5,7 @@
  */
 import type { AssistantMessage, ChatChoice, ChatCompletion, Usage } from '../../protocol/openai.js';
 import { mapFinishReason } from './map-finish-reason.js';
+import { toolArgumentsJson } from '../tool-arguments.js';
 import type { ToolCallWithSignature } from './convert-request.js';
 import type { GeminiCandidate, GeminiPart, GeminiUsageMetadata, GenerateContentResponse } from './wire.js';
 
@@ -58,7 +59,7 @@ export function toolCallOf(p: GeminiPart, newToolId: () => string): ToolCallWith
   const call: ToolCallWithSignature = {
     id: newToolId(),
     type: 'function',
-    function: { name: fc.name, arguments: JSON.stringify(fc.args && typeof fc.args === 'object' ? fc.args : {}) },
+    function: { name: fc.name, arguments: toolArgumentsJson(fc.args && typeof fc.args === 'object' ? fc.args : {}) },
   };
   // Same place Gemini's own OpenAI-compatible API puts it, so clients that
   // echo the assistant message back return it and Gemini 3 accepts the turn.

@@ -6,6 +6,7 @@
 import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { OllamaChatResponse } from './wire.js';
+import { toolArgumentsJson } from '../tool-arguments.js';
 
 export function mapOllamaDoneReason(reason: unknown): FinishReason {
   return reason === 'length' ? 'length' : 'stop';
@@ -39,7 +40,7 @@ export function ollamaToolCalls(
     out.push({
       id: typeof id === 'string' && id ? id : newId(),
       type: 'function',
-      function: { name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) },
+      function: { name, arguments: typeof args === 'string' ? args : toolArgumentsJson(args ?? {}) },
     });
   }
   return out.length > 0 ? out : undefined;
