@@ -13,12 +13,28 @@ import { ChunkTemplate } from './chunk-template.js';
 
 const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true };
 
-/** `choices` as everything downstream reads it: an array of objects (a `null` in it is a malformed event, not a crash). */
+/**
+ * `choices` as everything downstream reads it: an array of objects, and a delta's
+ * `tool_calls`, when there, an array of objects. A `null` in either is a malformed
+ * event (counted, skipped), not a crash — nor forwarded to a client SDK that
+ * assembles tool calls by index and would throw on it.
+ */
 function isChoiceList(choices: unknown): boolean {
   if (!Array.isArray(choices)) return false;
   for (let i = 0; i < choices.length; i++) {
     const c: unknown = choices[i];
     if (c === null || typeof c !== 'object') return false;
+    const calls = (c as { delta?: { tool_calls?: unknown } | null }).delta?.tool_calls;
+    if (calls !== undefined && calls !== null && !isObjectList(calls)) return false;
+  }
+  return true;
+}
+
+function isObjectList(list: unknown): boolean {
+  if (!Array.isArray(list)) return false;
+  for (let i = 0; i < list.length; i++) {
+    const v: unknown = list[i];
+    if (v === null || typeof v !== 'object') return false;
   }
   return true;
 }
