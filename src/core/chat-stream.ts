@@ -3,6 +3,7 @@
  * client a LiveStream that can resume on a prefill-capable candidate if the
  * upstream breaks after the first token.
  */
+import { performance } from 'node:perf_hooks';
 import type { ResilienceConfig } from '../config/types.js';
 import type { ChatRequest } from '../protocol/openai.js';
 import { forgetRawBody } from '../protocol/raw-body.js';
@@ -50,8 +51,11 @@ export async function chatStream(
   // Committed: the stall timer guards a flowing stream from here; the client link stays until it ends.
   life.clearDeadline();
   forgetRawBody(req);
-  run.ttftMs = first.value.ttftMs;
-  run.markResponseStart();
+  // The client's time to first token runs from the request's start: failed attempts and waits
+  // before the commit are part of it (the serving attempt's own TTFT is in its trace entry).
+  const committedAt = performance.now();
+  run.ttftMs = Math.round((committedAt - run.t0) * 1000) / 1000;
+  run.markResponseStart(committedAt);
 
   // Resume on the same deployment first, then the chain's others: only prefill-capable, healthy ones.
   // A deployment that has already broken this answer before goes behind those that broke it less

@@ -109,7 +109,8 @@ for (const store of ['memory', 'sqlite'] as const) {
       const t = await traceOf(response.headers.get('x-request-id')!);
       expect(t).toMatchObject({ stream: true, status: 200, streamOutcome: 'completed', resumed: false, fallbackUsed: false, deployment: 'secondary/s1' });
       expect(t.ttftMs).toBeGreaterThan(0);
-      expect(t.attempts[0]!.ttftMs).toBe(t.ttftMs);
+      // The request's TTFT runs from its start; the attempt's from the attempt's own.
+      expect(t.ttftMs).toBeGreaterThanOrEqual(t.attempts[0]!.ttftMs!);
       expect(t.usage.completionTokens).toBeGreaterThan(0);
       // The client did not ask for usage, but the trace counts it (and the stream was not given a usage chunk).
     });
