@@ -104,7 +104,14 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
 
     const a = t.attempts;
     for (let i = 1; i < a.length; i++) {
-      if (a[i]!.provider === a[i - 1]!.provider && a[i]!.model === a[i - 1]!.model) {
+      // Two calls in a row: a call after its own deployment was passed over (throttled, then served
+      // once the wait for capacity ended) is that deployment's first, not a repeat.
+      if (
+        a[i]!.provider === a[i - 1]!.provider &&
+        a[i]!.model === a[i - 1]!.model &&
+        !NO_CALL.has(a[i - 1]!.errorType) &&
+        !NO_CALL.has(a[i]!.errorType)
+      ) {
         retriesC(labels.deploymentOf(a[i]!.provider, a[i]!.model)).inc();
       }
     }
