@@ -9,6 +9,7 @@ import type { ChatRequest } from '../protocol/openai.js';
 import { forgetRawBody } from '../protocol/raw-body.js';
 import type { Candidate } from '../routing/chain.js';
 import { supports, type Requirements } from '../routing/requirements.js';
+import { AttemptAborted } from '../resilience/abort.js';
 import type { AttemptInput, Executor } from '../resilience/executor.js';
 import type { Health } from '../resilience/health.js';
 import { LiveStream } from '../resilience/live-stream.js';
@@ -44,7 +45,8 @@ export async function chatStream(
   try {
     first = await executor.run(run, chain, attemptStream(req, false), { estimatedTokens, contentPolicyChain, keepScope: true });
   } catch (err) {
-    run.streamOutcome = 'failed_before_commit';
+    // No candidate failed when the client left: its stream was abandoned, not failed.
+    run.streamOutcome = err instanceof AttemptAborted && err.kind === 'client' ? 'client_aborted' : 'failed_before_commit';
     life.fail(err);
     throw err;
   }
