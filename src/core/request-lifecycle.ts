@@ -134,6 +134,8 @@ export class RequestLifecycle {
         this.keyLease = k.lease;
       }
     } catch (err) {
+      // Refused without an upstream call: all of its time so far was the gateway's own.
+      this.run.markResponseStart();
       this.emit(err);
       throw err;
     }
