@@ -155,7 +155,8 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
     bus.on('throttle', (ev) => {
       const d = labels.deployment(ev.deployment);
       throttlesC(d, ev.outcome).inc();
-      if (validMs(ev.waitedMs)) throttleWaitC(d).observe(ev.waitedMs / 1000);
+      // Only requests that waited: a skip, or an answer at once (beyond_budget, overflow), waited for nothing.
+      if ((ev.outcome === 'acquired' || ev.outcome === 'timed_out') && validMs(ev.waitedMs)) throttleWaitC(d).observe(ev.waitedMs / 1000);
     }),
     bus.on('state', (ev) => stateHealthy.labels(BACKENDS.has(ev.backend) ? ev.backend : OTHER).set(ev.healthy ? 1 : 0)),
   ];
