@@ -24,6 +24,16 @@ export interface AttemptTrace {
   resume?: boolean;
 }
 
+/** Attempt outcomes of candidates passed over without an upstream call: in attempts[], not in x-switchyard-attempts. */
+export const PASSED_OVER: ReadonlySet<AttemptTrace['errorType']> = new Set<AttemptTrace['errorType']>(['throttled', 'cooldown', 'circuit_open', 'skipped']);
+
+/** Upstream attempts made (the count x-switchyard-attempts reports): attempts[] without the candidates passed over. */
+export function upstreamAttempts(attempts: readonly AttemptTrace[]): number {
+  let n = 0;
+  for (let i = 0; i < attempts.length; i++) if (!PASSED_OVER.has(attempts[i]!.errorType)) n++;
+  return n;
+}
+
 export type StreamOutcome =
   | 'completed' // finished normally
   | 'resumed' // cut, then continued and finished

@@ -7,7 +7,7 @@
  */
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Config } from '../config/types.js';
-import type { AttemptTrace, EventBus, TraceRecord } from './events.js';
+import { PASSED_OVER, type EventBus, type TraceRecord } from './events.js';
 import { cache1, cache2, cache3 } from './child-cache.js';
 import { FastCounter, FastHistogram } from './fast-instruments.js';
 import { MetricLabels, OTHER } from './metric-labels.js';
@@ -22,8 +22,6 @@ export const THROTTLE_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10];
 
 const BACKENDS = new Set(['memory', 'redis']);
 const CIRCUIT_VALUE = { closed: 0, half_open: 1, open: 2 } as const;
-/** Attempt outcomes that made no upstream call: no latency to observe. */
-const NO_CALL = new Set<AttemptTrace['errorType']>(['throttled', 'cooldown', 'circuit_open', 'skipped']);
 
 export interface Metrics {
   registry: Registry;
@@ -109,8 +107,8 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
       if (
         a[i]!.provider === a[i - 1]!.provider &&
         a[i]!.model === a[i - 1]!.model &&
-        !NO_CALL.has(a[i - 1]!.errorType) &&
-        !NO_CALL.has(a[i]!.errorType)
+        !PASSED_OVER.has(a[i - 1]!.errorType) &&
+        !PASSED_OVER.has(a[i]!.errorType)
       ) {
         retriesC(labels.deploymentOf(a[i]!.provider, a[i]!.model)).inc();
       }
@@ -136,7 +134,7 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
       const d = labels.deployment(ev.deployment);
       const outcome = ev.trace.errorType ?? 'success';
       attemptsC(d, outcome).inc();
-      if (!NO_CALL.has(ev.trace.errorType) && validMs(ev.trace.latencyMs)) attemptDurationC(d).observe(ev.trace.latencyMs / 1000);
+      if (!PASSED_OVER.has(ev.trace.errorType) && validMs(ev.trace.latencyMs)) attemptDurationC(d).observe(ev.trace.latencyMs / 1000);
     }),
     bus.on('breaker', (ev) => {
       const label = labels.deployment(ev.deployment);

@@ -8,7 +8,7 @@
  * (attempt messages) is copied from it.
  */
 import type { Logger } from 'pino';
-import type { EventBus, RefusedEvent, TraceRecord } from './events.js';
+import { upstreamAttempts, type EventBus, type RefusedEvent, type TraceRecord } from './events.js';
 
 const MAX_MODEL_CHARS = 200;
 
@@ -99,7 +99,8 @@ function writeRequest(logger: Logger, t: TraceRecord): void {
     deployment: t.deployment,
     selection: t.selection,
     status: t.status,
-    attempts: t.attempts.length,
+    // As x-switchyard-attempts: calls made, not the candidates passed over.
+    attempts: upstreamAttempts(t.attempts),
     fallbackUsed: t.fallbackUsed,
     stream: t.stream,
     streamOutcome: t.streamOutcome,
