@@ -222,7 +222,8 @@ export class Executor {
             notes.push({ deployment: d.key, label: err.label });
             break;
           }
-          trace.status = err.status ?? 0;
+          // A stream's head may have come (openUntilCommit set its 200) before it failed: keep it.
+          trace.status = err.status ?? trace.status;
           trace.errorType = err.category;
           // Never the upstream's text: providers echo request content and key fragments in errors.
           trace.message = err.providerCode ? `${err.label} (${err.providerCode})` : err.label;
