@@ -250,6 +250,8 @@ export class Executor {
             waitedOwnCooldown = decision.cooldownMs > 0;
             const w0 = performance.now();
             await clock.sleep(decision.delayMs, run.signal).catch((e: unknown) => {
+              // Cut short (client gone, shutdown): still a wait, not the gateway's own time.
+              run.waitedMs += performance.now() - w0;
               throw asAnswer(e);
             });
             run.waitedMs += performance.now() - w0;
@@ -301,6 +303,7 @@ export class Executor {
   ): Promise<Attempted<T> | { retryAt: number; notFound?: { deployment: string; error: UpstreamError } }> {
     const w0 = performance.now();
     const got = await this.deps.gate!.wait!(throttled, run, opts.estimatedTokens).catch((e: unknown) => {
+      run.waitedMs += performance.now() - w0;
       throw asAnswer(e);
     });
     run.waitedMs += performance.now() - w0;
