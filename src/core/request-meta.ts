@@ -14,8 +14,11 @@ export interface RoutingMeta {
   overheadMs: number;
 }
 
-/** A client's `x-request-id` is kept when it is a sane token (no spaces, quotes or control bytes), else replaced. */
-export const REQUEST_ID_RE = /^[\w.:@/+=-]{1,128}$/;
+/**
+ * A client's `x-request-id` is kept when it is a sane token (no spaces, quotes or control
+ * bytes), else replaced. Not `.` or `..`: clients normalise those away in `/traces/:id`.
+ */
+export const REQUEST_ID_RE = /^(?!\.\.?$)[\w.:@/+=-]{1,128}$/;
 
 export function metaOf(run: RequestRun): RoutingMeta {
   return {

@@ -356,7 +356,7 @@ describe('routing headers and request ids', () => {
   });
 
   it('generate one when x-request-id is missing or invalid, the same one in the trace', async () => {
-    for (const bad of [undefined, 'has spaces', 'x'.repeat(129), 'semi;colon', '']) {
+    for (const bad of [undefined, 'has spaces', 'x'.repeat(129), 'semi;colon', '', '.', '..']) {
       const headers: Record<string, string> = { ...B };
       if (bad !== undefined) headers['x-request-id'] = bad;
       const r = await post('/v1/chat/completions', chatBody(), headers);
