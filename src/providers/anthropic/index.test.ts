@@ -11,6 +11,7 @@ import type { ChatCompletionChunk, ChatRequest } from '../../protocol/openai.js'
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { AttemptContext, ProviderAdapter } from '../types.js';
 import { createAnthropicAdapter } from './index.js';
+import { expectOpenAINullFields } from '../../../test/helpers/openai-null-fields.js';
 
 const MODEL = 'claude-sonnet-4-20250514';
 const KEY = 'sk-ant-loopback';
@@ -83,7 +84,6 @@ async function collect(iter: AsyncIterable<ChatCompletionChunk>) {
   return { chunks, error: undefined };
 }
 
-const wire = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
 /** What an OpenAI client would assemble from the chunks. */
 async function assemble(chunks: ChatCompletionChunk[]) {
@@ -165,17 +165,9 @@ describe('anthropic adapter over a socket', () => {
 
   it('buffered and streamed answers carry the fields OpenAI always sends, as null (typed clients require them)', async () => {
     server.enqueue(toolReply, toolReply);
-    // As the client decodes them: a field left undefined is absent on the wire.
-    const buffered = wire((await adapter.chat(weatherRequest, ctx())).response);
-    const chunks = wire((await collect(await adapter.chatStream(weatherRequest, ctx()))).chunks);
-    expect(buffered).toHaveProperty('system_fingerprint', null);
-    expect(buffered.choices[0]).toMatchObject({ logprobs: null, message: { refusal: null } });
-    for (const c of chunks) {
-      expect(c).toHaveProperty('system_fingerprint', null);
-      for (const choice of c.choices) expect(choice).toHaveProperty('logprobs', null);
-    }
-    // delta.refusal where OpenAI sends it: in the role chunk, and only there.
-    expect(chunks.filter((c) => c.choices[0]?.delta.refusal === null).map((c) => c.choices[0]!.delta.role)).toEqual(['assistant']);
+    const buffered = (await adapter.chat(weatherRequest, ctx())).response;
+    const chunks = (await collect(await adapter.chatStream(weatherRequest, ctx()))).chunks;
+    expectOpenAINullFields(buffered, chunks);
   });
 
   it('continues a final assistant prefill without repeating the whitespace the client already has', async () => {

@@ -24,6 +24,7 @@ import { anthropicStreamError } from './errors.js';
 import { mapStopReason } from './map-stop-reason.js';
 import type { AnthropicUsage } from './wire.js';
 import { toolArgumentsJson } from '../tool-arguments.js';
+import { nativeChoice, nativeChunk, roleDelta } from '../native-chunk.js';
 
 /** Block kinds by content-block index: a tool's ordinal (≥ 0), text, or skipped. */
 const TEXT = -1;
@@ -140,7 +141,7 @@ export class AnthropicChunkStream implements ChunkStream {
     if (typeof msg.id === 'string') this.id = msg.id;
     if (typeof msg.model === 'string') this.model = msg.model;
     this.mergeUsage(msg.usage);
-    this.emit({ role: 'assistant', content: '', refusal: null });
+    this.emit(roleDelta());
   }
 
   private blockStart(ev: Json): void {
@@ -229,15 +230,7 @@ export class AnthropicChunkStream implements ChunkStream {
   private stop(): void {
     if (!this.finished) this.finish('stop');
     this.stopped = true;
-    this.out.push({
-      id: this.id,
-      object: 'chat.completion.chunk',
-      created: this.created,
-      model: this.model,
-      system_fingerprint: null,
-      choices: [],
-      usage: toUsage(this.usage),
-    });
+    this.out.push(nativeChunk(this.id, this.created, this.model, [], toUsage(this.usage)));
   }
 
   /** message_delta usage is cumulative: its non-null counts replace message_start's. */
@@ -251,13 +244,6 @@ export class AnthropicChunkStream implements ChunkStream {
   }
 
   private chunk(delta: ChunkDelta, finish: FinishReason | null): ChatCompletionChunk {
-    return {
-      id: this.id,
-      object: 'chat.completion.chunk',
-      created: this.created,
-      model: this.model,
-      system_fingerprint: null,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-    };
+    return nativeChunk(this.id, this.created, this.model, [nativeChoice(0, delta, finish)]);
   }
 }

@@ -13,6 +13,7 @@ import { assembleStream } from '../../../test/helpers/assemble-stream.js';
 import { VirtualClock } from '../../../test/helpers/virtual-clock.js';
 import { startCohereServer, type CohereServer } from '../../../test/servers/cohere-server.js';
 import { createCohereAdapter } from './index.js';
+import { expectOpenAINullFields } from '../../../test/helpers/openai-null-fields.js';
 
 const MODEL = 'command-r-plus-08-2024';
 const clock = new VirtualClock(Date.UTC(2026, 0, 1));
@@ -22,7 +23,6 @@ let adapter: ProviderAdapter;
 
 const ctx = (signal = new AbortController().signal): AttemptContext => ({ signal, model: MODEL, requestId: 'req-1' });
 const ask = (content: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: 'alias', messages: [{ role: 'user', content }], ...extra });
-const wire = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
 
 beforeAll(async () => {
@@ -125,18 +125,10 @@ describe('cohere adapter over a loopback socket', () => {
   it('buffered and streamed answers carry the fields OpenAI always sends, as null (typed clients require them)', async () => {
     const reply = { kind: 'message' as const, text: 'Checking.', toolCalls: [{ id: 'get_weather_9x', name: 'get_weather', arguments: '{"city":"Oslo"}' }] };
     server.enqueue(reply);
-    // As the client decodes them: a field left undefined is absent on the wire.
-    const buffered = wire((await adapter.chat(ask('Weather in Oslo?', { tools }), ctx())).response);
+    const buffered = (await adapter.chat(ask('Weather in Oslo?', { tools }), ctx())).response;
     server.enqueue(reply);
-    const chunks = wire((await assembleStream(await adapter.chatStream(ask('Weather in Oslo?', { tools }), ctx()))).chunks);
-    expect(buffered).toHaveProperty('system_fingerprint', null);
-    expect(buffered.choices[0]).toMatchObject({ logprobs: null, message: { refusal: null } });
-    for (const c of chunks) {
-      expect(c).toHaveProperty('system_fingerprint', null);
-      for (const choice of c.choices) expect(choice).toHaveProperty('logprobs', null);
-    }
-    // delta.refusal where OpenAI sends it: in the role chunk, and only there.
-    expect(chunks.filter((c) => c.choices[0]?.delta.refusal === null).map((c) => c.choices[0]!.delta.role)).toEqual(['assistant']);
+    const chunks = (await assembleStream(await adapter.chatStream(ask('Weather in Oslo?', { tools }), ctx()))).chunks;
+    expectOpenAINullFields(buffered, chunks);
   });
 
   it('a stream cut before message-end fails with a network error after the chunks that came', async () => {

@@ -8,10 +8,11 @@
  */
 import { SseParser, type SseEvent } from '../sse.js';
 import type { ChunkStream, UpstreamHeaders } from '../types.js';
-import type { ChatCompletionChunk, ChunkChoice, ChunkDelta, FinishReason } from '../../protocol/openai.js';
+import type { ChatCompletionChunk, ChunkChoice, ChunkDelta, FinishReason, Usage } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { cohereUsage, mapCohereFinishReason } from './response.js';
 import type { CohereStreamEvent } from './wire.js';
+import { nativeChoice, nativeChunk, roleDelta } from '../native-chunk.js';
 
 export class CohereChunkStream implements ChunkStream {
   malformed = 0;
@@ -152,24 +153,15 @@ export class CohereTranslator {
   private role(out: ChatCompletionChunk[]): void {
     if (this.roleSent) return;
     this.roleSent = true;
-    out.push(this.chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]));
+    out.push(this.chunk([nativeChoice(0, roleDelta())]));
   }
 
   private emit(out: ChatCompletionChunk[], delta: ChunkDelta, finish: FinishReason | null = null): void {
     this.role(out);
-    out.push(this.chunk([{ index: 0, delta, logprobs: null, finish_reason: finish }]));
+    out.push(this.chunk([nativeChoice(0, delta, finish)]));
   }
 
-  private chunk(choices: ChunkChoice[], usage?: ChatCompletionChunk['usage']): ChatCompletionChunk {
-    const c: ChatCompletionChunk = {
-      id: this.id,
-      object: 'chat.completion.chunk',
-      created: this.created,
-      model: this.model,
-      system_fingerprint: null,
-      choices,
-    };
-    if (usage) c.usage = usage;
-    return c;
+  private chunk(choices: ChunkChoice[], usage?: Usage): ChatCompletionChunk {
+    return nativeChunk(this.id, this.created, this.model, choices, usage);
   }
 }

@@ -14,6 +14,7 @@ import type { AttemptContext, ProviderAdapter } from '../types.js';
 import { seededRandom } from '../simulated/hash.js';
 import { createGeminiAdapter, modelPath } from './index.js';
 import type { GenerateContentRequest } from './wire.js';
+import { expectOpenAINullFields } from '../../../test/helpers/openai-null-fields.js';
 
 const KEY = 'AIzaTestKey-not-real';
 let server: GeminiServer;
@@ -69,7 +70,6 @@ function fromBuffered(res: ChatCompletion): Assembled {
   const tool_calls = ch.message.tool_calls?.map((t) => ({ id: t.id, type: t.type, function: t.function }));
   return { model: res.model, content: ch.message.content, tool_calls, finish_reason: ch.finish_reason, usage: res.usage };
 }
-const wire = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionChunk[]> {
   const out: ChatCompletionChunk[] = [];
   for await (const c of stream) out.push(c);
@@ -168,17 +168,9 @@ describe('gemini adapter over loopback', () => {
     const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
     const req = chat([{ role: 'user', content: 'Weather in Oslo?' }], { tools });
     server.enqueue(reply, reply);
-    // As the client decodes them: a field left undefined is absent on the wire.
-    const buffered = wire((await adapter.chat(req, ctx())).response);
-    const chunks = wire(await collect(await adapter.chatStream({ ...req, stream: true }, ctx())));
-    expect(buffered).toHaveProperty('system_fingerprint', null);
-    expect(buffered.choices[0]).toMatchObject({ logprobs: null, message: { refusal: null } });
-    for (const c of chunks) {
-      expect(c).toHaveProperty('system_fingerprint', null);
-      for (const choice of c.choices) expect(choice).toHaveProperty('logprobs', null);
-    }
-    // delta.refusal where OpenAI sends it: in the role chunk, and only there.
-    expect(chunks.filter((c) => c.choices[0]?.delta.refusal === null).map((c) => c.choices[0]!.delta.role)).toEqual(['assistant']);
+    const buffered = (await adapter.chat(req, ctx())).response;
+    const chunks = await collect(await adapter.chatStream({ ...req, stream: true }, ctx()));
+    expectOpenAINullFields(buffered, chunks);
   });
 
   it('a tool-call round trip: the echoed assistant message carries the thought signature Gemini 3 demands', async () => {

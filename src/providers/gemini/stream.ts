@@ -14,13 +14,14 @@
  */
 import { SseParser } from '../sse.js';
 import type { ChunkStream, UpstreamHeaders } from '../types.js';
-import type { ChatCompletionChunk, ChunkChoice, FinishReason, ToolCallDelta } from '../../protocol/openai.js';
+import type { ChatCompletionChunk, ChunkChoice, ToolCallDelta } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { completionId, partsOf, textOf, toolCallOf, toUsage } from './convert-response.js';
 import { geminiStreamError } from './errors.js';
 import { mapFinishReason } from './map-finish-reason.js';
 import type { Clock } from '../../core/clock.js';
 import type { GeminiUsageMetadata, GenerateContentResponse } from './wire.js';
+import { nativeChoice, nativeChunk, roleDelta } from '../native-chunk.js';
 
 interface CandidateState {
   toolCalls: number;
@@ -54,20 +55,8 @@ export class GeminiChunkStream implements ChunkStream {
     let usage: GeminiUsageMetadata | undefined;
     let blocked = false;
 
-    const chunk = (choices: ChunkChoice[]): ChatCompletionChunk => ({
-      id: id!,
-      object: 'chat.completion.chunk',
-      created,
-      model,
-      system_fingerprint: null,
-      choices,
-    });
-    const choice = (index: number, delta: ChunkChoice['delta'], finish: FinishReason | null = null): ChunkChoice => ({
-      index,
-      delta,
-      logprobs: null,
-      finish_reason: finish,
-    });
+    const chunk = (choices: ChunkChoice[]): ChatCompletionChunk => nativeChunk(id!, created, model, choices);
+    const choice = nativeChoice;
 
     /** Chunks for one upstream event, in order. */
     const convert = (res: GenerateContentResponse): ChatCompletionChunk[] => {
@@ -85,7 +74,7 @@ export class GeminiChunkStream implements ChunkStream {
         if (!state) {
           state = { toolCalls: 0, finished: false };
           candidates.set(index, state);
-          out.push(chunk([choice(index, { role: 'assistant', content: '', refusal: null })]));
+          out.push(chunk([choice(index, roleDelta())]));
         }
         const parts = partsOf(c);
         const text = textOf(parts);
@@ -105,7 +94,7 @@ export class GeminiChunkStream implements ChunkStream {
       // A blocked prompt arrives as one event with promptFeedback and no candidates.
       if (list.length === 0 && res.promptFeedback?.blockReason && candidates.size === 0 && !blocked) {
         blocked = true;
-        out.push(chunk([choice(0, { role: 'assistant', content: '', refusal: null })]));
+        out.push(chunk([choice(0, roleDelta())]));
         out.push(chunk([choice(0, {}, 'content_filter')]));
       }
       return out;

@@ -12,6 +12,7 @@ import { assembleStream } from '../../../test/helpers/assemble-stream.js';
 import { VirtualClock } from '../../../test/helpers/virtual-clock.js';
 import { startOllamaServer, type OllamaServer } from '../../../test/servers/ollama-server.js';
 import { createOllamaAdapter } from './index.js';
+import { expectOpenAINullFields } from '../../../test/helpers/openai-null-fields.js';
 
 const MODEL = 'llama3.2';
 const clock = new VirtualClock(Date.UTC(2026, 0, 1));
@@ -25,7 +26,6 @@ const ask = (content: ChatRequest['messages'][number]['content'], extra: Partial
   messages: [{ role: 'user', content }],
   ...extra,
 });
-const wire = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
 
 beforeAll(async () => {
@@ -103,18 +103,10 @@ describe('ollama adapter over a loopback socket', () => {
   it('buffered and streamed answers carry the fields OpenAI always sends, as null (typed clients require them)', async () => {
     const reply = { kind: 'message' as const, text: 'Checking.', toolCalls: [{ id: 'call_srv2', name: 'get_weather', arguments: { city: 'Oslo' } }] };
     server.enqueue(reply);
-    // As the client decodes them: a field left undefined is absent on the wire.
-    const buffered = wire((await adapter.chat(ask('Weather in Oslo?', { tools }), ctx())).response);
+    const buffered = (await adapter.chat(ask('Weather in Oslo?', { tools }), ctx())).response;
     server.enqueue(reply);
-    const chunks = wire((await assembleStream(await adapter.chatStream(ask('Weather in Oslo?', { tools }), ctx()))).chunks);
-    expect(buffered).toHaveProperty('system_fingerprint', null);
-    expect(buffered.choices[0]).toMatchObject({ logprobs: null, message: { refusal: null } });
-    for (const c of chunks) {
-      expect(c).toHaveProperty('system_fingerprint', null);
-      for (const choice of c.choices) expect(choice).toHaveProperty('logprobs', null);
-    }
-    // delta.refusal where OpenAI sends it: in the role chunk, and only there.
-    expect(chunks.filter((c) => c.choices[0]?.delta.refusal === null).map((c) => c.choices[0]!.delta.role)).toEqual(['assistant']);
+    const chunks = (await assembleStream(await adapter.chatStream(ask('Weather in Oslo?', { tools }), ctx()))).chunks;
+    expectOpenAINullFields(buffered, chunks);
   });
 
   it('mints an OpenAI-style id for a tool call that arrives without one', async () => {

@@ -8,11 +8,12 @@
  */
 import { NdjsonParser } from '../sse.js';
 import type { ChunkStream, UpstreamHeaders } from '../types.js';
-import type { ChatCompletionChunk, ChunkChoice, ChunkDelta, FinishReason } from '../../protocol/openai.js';
+import type { ChatCompletionChunk, ChunkChoice, ChunkDelta, FinishReason, Usage } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { categorize } from '../../resilience/classify.js';
 import { mapOllamaDoneReason, ollamaToolCalls, ollamaUsage } from './response.js';
 import type { OllamaChatResponse } from './wire.js';
+import { nativeChoice, nativeChunk, roleDelta } from '../native-chunk.js';
 
 export class OllamaChunkStream implements ChunkStream {
   malformed = 0;
@@ -108,21 +109,12 @@ export class OllamaTranslator {
   private emit(out: ChatCompletionChunk[], delta: ChunkDelta, finish: FinishReason | null = null): void {
     if (!this.roleSent) {
       this.roleSent = true;
-      out.push(this.chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]));
+      out.push(this.chunk([nativeChoice(0, roleDelta())]));
     }
-    out.push(this.chunk([{ index: 0, delta, logprobs: null, finish_reason: finish }]));
+    out.push(this.chunk([nativeChoice(0, delta, finish)]));
   }
 
-  private chunk(choices: ChunkChoice[], usage?: ChatCompletionChunk['usage']): ChatCompletionChunk {
-    const c: ChatCompletionChunk = {
-      id: this.id,
-      object: 'chat.completion.chunk',
-      created: this.created,
-      model: this.model,
-      system_fingerprint: null,
-      choices,
-    };
-    if (usage) c.usage = usage;
-    return c;
+  private chunk(choices: ChunkChoice[], usage?: Usage): ChatCompletionChunk {
+    return nativeChunk(this.id, this.created, this.model, choices, usage);
   }
 }
