@@ -175,7 +175,8 @@ export class RequestLifecycle {
     if (err !== undefined && run.upstreamAttempts() === 0) this.keyLease?.cancel();
     else this.keyLease?.reconcile(run.usage?.total_tokens);
     const u = run.usage;
-    if (u) run.costUsd = costUsd(run.served?.deployment.price, { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens });
+    if (run.attemptsCostUsd !== undefined) run.costUsd = run.attemptsCostUsd === null ? null : Math.round(run.attemptsCostUsd * 1e12) / 1e12;
+    else if (u) run.costUsd = costUsd(run.served?.deployment.price, { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens });
     // A pinned model that answered gets a breaker and pacing of its own from now on (Catalog.servedPinned).
     if (run.served?.deployment.pinned) this.deps.catalog.servedPinned(run.served.deployment);
     this.emit(err, endedAt);

@@ -30,7 +30,11 @@ export const PASSED_OVER: ReadonlySet<AttemptTrace['errorType']> = new Set<Attem
 /** Upstream attempts made (the count x-switchyard-attempts reports): attempts[] without the candidates passed over. */
 export function upstreamAttempts(attempts: readonly AttemptTrace[]): number {
   let n = 0;
-  for (let i = 0; i < attempts.length; i++) if (!PASSED_OVER.has(attempts[i]!.errorType)) n++;
+  for (let i = 0; i < attempts.length; i++) {
+    const e = attempts[i]!.errorType;
+    // A success (null) needs no lookup: the common case, on every request's headers and trace.
+    if (e === null || !PASSED_OVER.has(e)) n++;
+  }
   return n;
 }
 

@@ -27,6 +27,7 @@ import { asAnswer, normalizeFailure } from './outcome.js';
 import type { RequestRun } from './run.js';
 import type { Committed } from './stream-attempt.js';
 import { UpstreamError } from './upstream-error.js';
+import { costUsd } from '../observability/cost.js';
 
 /** How long to wait for a usage chunk / clean close after `finish_reason`. */
 const FINISH_GRACE_MS = 1000;
@@ -422,6 +423,9 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     const c = this.cur;
     this.o.run.malformedEvents += c.value.stream.malformed;
     c.lease?.reconcile(this.tally.closeAttempt(this.o.promptTokensEstimate), c.value.stream.headers);
+    // Each attempt at its own deployment's price: a resume may continue on another one.
+    const t = this.tally;
+    this.o.run.addAttemptCost(costUsd(c.candidate.deployment.price, { promptTokens: t.lastPrompt, completionTokens: t.lastCompletion }));
     this.o.onAttemptEnd(c);
   }
 }

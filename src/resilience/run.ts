@@ -4,13 +4,12 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { DataClass } from '../config/types.js';
-import { ID_WORDS, type AttemptTrace, type StreamOutcome, type TraceRecord } from '../observability/events.js';
+import { ID_WORDS, upstreamAttempts, type AttemptTrace, type StreamOutcome, type TraceRecord } from '../observability/events.js';
 import type { Candidate } from '../routing/chain.js';
 import type { Usage } from '../protocol/openai.js';
 import type { Signal } from '../core/signal.js';
 import { isoTime } from '../observability/iso-time.js';
 
-const SKIPS = new Set(['cooldown', 'circuit_open', 'throttled', 'skipped']);
 
 export class RequestRun {
   readonly attempts: AttemptTrace[] = [];
@@ -21,6 +20,11 @@ export class RequestRun {
   fallbackUsed = false;
   usage: Usage | undefined;
   costUsd: number | null = null;
+  /**
+   * A stream's cost summed attempt by attempt, each at its deployment's price (null: one
+   * had no price); undefined when nothing was priced so (a buffered answer: one attempt).
+   */
+  attemptsCostUsd: number | null | undefined = undefined;
   ttftMs: number | null = null;
   resumed = false;
   streamOutcome: StreamOutcome | null = null;
@@ -54,11 +58,13 @@ export class RequestRun {
     return this.overheadMs;
   }
 
+  addAttemptCost(cost: number | null): void {
+    this.attemptsCostUsd = cost === null || this.attemptsCostUsd === null ? null : (this.attemptsCostUsd ?? 0) + cost;
+  }
+
   /** Attempts that called an upstream (candidates skipped without a call are not attempts). */
   upstreamAttempts(): number {
-    let n = 0;
-    for (const a of this.attempts) if (a.errorType === null || !SKIPS.has(a.errorType)) n++;
-    return n;
+    return upstreamAttempts(this.attempts);
   }
 
   /** Returns the trace once; later calls return undefined (a request is recorded once). `endedAt`: a `performance.now()` reading. */

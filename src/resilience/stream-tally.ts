@@ -145,6 +145,10 @@ export class StreamTally {
    * The attempt is over: add its usage (reported, or counted from the text when
    * the upstream sent none) to the totals; returns its tokens.
    */
+  /** The last closed attempt's counts, as added to the totals (priced at its own deployment's price). */
+  lastPrompt = 0;
+  lastCompletion = 0;
+
   closeAttempt(promptTokensEstimate: number): number {
     // A count the upstream reported is used when it is one; any other is counted here.
     const u = this.attemptUsage as Partial<Record<keyof Usage, unknown>> | undefined;
@@ -153,6 +157,8 @@ export class StreamTally {
     this.totals.prompt_tokens += prompt;
     this.totals.completion_tokens += completion;
     this.totals.total_tokens += prompt + completion;
+    this.lastPrompt = prompt;
+    this.lastCompletion = completion;
     this.attemptsCounted++;
     this.attemptUsage = undefined;
     this.attemptChars = 0;
