@@ -38,7 +38,13 @@ export class LimitsGate implements CapacityGate {
   async wait(candidates: readonly Candidate[], run: RequestRun, tokens: number) {
     const deps = candidates.map((c) => c.deployment);
     const budget = Math.min(this.maxWaitMs, run.deadlineAt - this.clock.now());
-    const g = await this.waitGate.wait(deps, tokens, Math.max(0, budget), run.signal);
+    const t0 = this.clock.now();
+    const g = await this.waitGate.wait(deps, tokens, Math.max(0, budget), run.signal).catch((err: unknown) => {
+      // The request ended while it waited (the client left, the deadline, the shutdown): a wait
+      // with an outcome too, or the counter's outcomes would not add up to the waits begun.
+      this.bus.emit('throttle', { deployment: deps[0]!.key, waitedMs: this.clock.now() - t0, outcome: 'aborted' });
+      throw err;
+    });
     if (!g.ok) {
       this.bus.emit('throttle', { deployment: deps[0]!.key, waitedMs: g.waitedMs, outcome: g.reason });
       return { retryAt: this.clock.now() + g.retryAfterMs };

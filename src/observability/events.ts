@@ -106,7 +106,7 @@ export interface CooldownEvent {
 export interface ThrottleEvent {
   deployment: string;
   waitedMs: number;
-  outcome: 'acquired' | 'skipped' | 'timed_out' | 'beyond_budget' | 'overflow';
+  outcome: 'acquired' | 'skipped' | 'timed_out' | 'beyond_budget' | 'overflow' | 'aborted';
 }
 
 /**

@@ -28,6 +28,7 @@ beforeAll(async () => {
         { name: 'second', deployments: [{ provider: 'up', model: 'per-second', rpm: 60 }] },
         // One request a minute: the 2nd would wait far beyond the 2 s budget, so it does not wait.
         { name: 'minute', deployments: [{ provider: 'up', model: 'per-minute', rpm: 1 }] },
+        { name: 'left', deployments: [{ provider: 'up', model: 'left', rpm: 60 }] },
       ],
     },
     { clock },
@@ -39,11 +40,12 @@ afterAll(async () => {
   await upstream.close();
 });
 
-const send = (model: string) =>
+const send = (model: string, signal?: AbortSignal) =>
   fetch(`${gw.baseURL}/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+    signal,
   });
 
 const nextThrottle = (outcome: string) =>
@@ -76,4 +78,20 @@ it('observes the requests that waited for capacity, not the candidates passed ov
   expect(sampleValue(exp, 'switchyard_throttle_wait_seconds_count', { deployment: 'up/per-second' })).toBe(1);
   expect(sampleValue(exp, 'switchyard_throttle_wait_seconds_sum', { deployment: 'up/per-second' })).toBe(1);
   expect(sampleValue(exp, 'switchyard_throttle_wait_seconds_count', { deployment: 'up/per-minute' }) ?? 0).toBe(0);
+});
+
+it('counts a wait the client left as aborted, and does not observe it', async () => {
+  for (let i = 0; i < 10; i++) expect((await send('left')).status).toBe(200);
+  const client = new AbortController();
+  const skipped = nextThrottle('skipped');
+  const waiting = send('left', client.signal).catch((e: unknown) => e);
+  await skipped;
+  const aborted = nextThrottle('aborted');
+  client.abort();
+  await aborted;
+  expect(await waiting).toBeInstanceOf(Error);
+
+  const exp = parsePrometheusText(await (await fetch(`${gw.url}/metrics`)).text());
+  expect(sampleValue(exp, 'switchyard_throttle_waits_total', { deployment: 'up/left', outcome: 'aborted' })).toBe(1);
+  expect(sampleValue(exp, 'switchyard_throttle_wait_seconds_count', { deployment: 'up/left' }) ?? 0).toBe(0);
 });
