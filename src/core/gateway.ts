@@ -227,6 +227,9 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
       // An upstream that reports no usage (some OpenAI-compatible servers), or counts that are not counts, is counted from the text, as streams are.
       const usage = checkedUsage(usageOf(answer), () => countedUsage(answer.response, requirements.estimatedTokens - (req.max_completion_tokens ?? req.max_tokens ?? 0)));
       run.usage = usage;
+      // A native answer is built here, not forwarded: the client gets the counts the gateway used
+      // (an upstream's -50 or 1e300 replaced by its own count), as traces and limits do.
+      if (answer.raw === undefined && answer.response.usage !== undefined && answer.response.usage !== usage) answer.response.usage = usage;
       done.lease?.reconcile(usage.total_tokens, answer.headers);
       answered(run, life);
       return new BufferedChat(metaOf(run), answer);

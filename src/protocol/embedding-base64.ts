@@ -25,8 +25,3 @@ export function checkedVectors(vectors: unknown, inputs: number): number[][] | u
   }
   return vectors as number[][];
 }
-
-/** A token count an upstream reported, when it is one (a non-negative finite number). */
-export function tokenCount(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
-}

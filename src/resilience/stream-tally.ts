@@ -165,9 +165,12 @@ export class StreamTally {
     return prompt + completion;
   }
 
-  /** The usage chunk for the client: the upstream's own when one attempt served it all. */
+  /**
+   * The usage chunk for the client: the upstream's own when one attempt served it all and
+   * its counts are counts; else the totals the gateway used (its own count for any that is not).
+   */
   usageOut(): ChatCompletionChunk {
-    if (this.attemptsCounted === 1 && this.usageChunk) return this.usageChunk;
+    if (this.attemptsCounted === 1 && this.usageChunk && isCounted(this.usageChunk.usage)) return this.usageChunk;
     return {
       id: this.id,
       object: 'chat.completion.chunk',
@@ -178,3 +181,6 @@ export class StreamTally {
     };
   }
 }
+
+const isCounted = (u: Usage | null | undefined): boolean =>
+  u != null && tokenCount(u.prompt_tokens) !== undefined && tokenCount(u.completion_tokens) !== undefined && tokenCount(u.total_tokens) !== undefined;

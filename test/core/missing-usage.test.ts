@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus, type TraceRecord } from '../../src/observability/events.js';
 import { startChatOver, startCostPair, type TestGateway } from '../helpers/gateway.js';
 import { startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { sseData } from '../server/wire.js';
 
 let gw: TestGateway | undefined;
 let upstream: RawUpstream | undefined;
@@ -108,10 +109,20 @@ describe('a stream whose usage chunk holds counts that are not counts', () => {
     const bus = new EventBus();
     bus.on('request', (t) => traced.push(t));
     gw = await startChatOver(upstream.url, {}, { model: 'up-1', price: { input: 1, output: 2 } }, { bus });
-    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
-    expect((await res.text()).endsWith('data: [DONE]\n\n')).toBe(true);
+    const res = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'chat', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const text = await res.text();
+    expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
     await expect.poll(() => traced.length).toBe(1);
     const t = traced[0]!;
+    // The client's usage chunk says what the gateway counted, not the upstream's garbage.
+    const usage = sseData(text)
+      .filter((d) => d !== '[DONE]')
+      .map((d) => JSON.parse(d) as { usage?: unknown })
+      .find((c) => c.usage)?.usage;
+    expect(usage).toEqual({ prompt_tokens: t.usage.promptTokens, completion_tokens: 10, total_tokens: t.usage.promptTokens + 10 });
     expect(t.usage.completionTokens).toBe(10);
     expect(typeof t.usage.promptTokens).toBe('number');
     expect(t.usage.promptTokens).toBeGreaterThan(0);

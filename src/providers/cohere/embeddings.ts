@@ -7,7 +7,8 @@
 import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { CohereEmbedRequest, CohereEmbedResponse } from './wire.js';
-import { checkedVectors, float32Base64, tokenCount } from '../../protocol/embedding-base64.js';
+import { checkedVectors, float32Base64 } from '../../protocol/embedding-base64.js';
+import { tokenCount } from '../../protocol/token-count.js';
 
 const FLOAT: ['float'] = ['float'];
 

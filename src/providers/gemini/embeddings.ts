@@ -8,7 +8,8 @@ import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../pro
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { invalidRequest } from './errors.js';
 import type { BatchEmbedContentsRequest, BatchEmbedContentsResponse } from './wire.js';
-import { float32Base64, tokenCount } from '../../protocol/embedding-base64.js';
+import { float32Base64 } from '../../protocol/embedding-base64.js';
+import { tokenCount } from '../../protocol/token-count.js';
 
 /** The texts of an embeddings request; token arrays have no Gemini equivalent. */
 export function embeddingTexts(req: EmbeddingsRequest): string[] {

@@ -6,7 +6,8 @@
 import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { OllamaEmbedRequest, OllamaEmbedResponse } from './wire.js';
-import { checkedVectors, float32Base64, tokenCount } from '../../protocol/embedding-base64.js';
+import { checkedVectors, float32Base64 } from '../../protocol/embedding-base64.js';
+import { tokenCount } from '../../protocol/token-count.js';
 
 export function toOllamaEmbed(req: EmbeddingsRequest, model: string): OllamaEmbedRequest {
   const input = req.input;

@@ -33,6 +33,19 @@ describe('openai client → gateway → ollama', () => {
     expect(t.upstream.requests.at(-1)!.body).toMatchObject({ model: MODEL, stream: false, options: { num_predict: 20 } });
   });
 
+  it('counts that are not counts (a negative) reach the client as the gateway counted them, buffered and streamed', async () => {
+    t.upstream.enqueue({ kind: 'message', text: 'Hello there.', promptEvalCount: -50, evalCount: 2 });
+    const res = await t.client.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] });
+    expect(res.usage!.prompt_tokens).toBeGreaterThan(0);
+    expect(res.usage).toMatchObject({ completion_tokens: 2, total_tokens: res.usage!.prompt_tokens + 2 });
+
+    t.upstream.enqueue({ kind: 'message', text: 'Hello there.', promptEvalCount: -50, evalCount: 2 });
+    const stream = await t.client.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
+    const { out } = await assembleStream(stream);
+    expect(out.usage!.prompt_tokens).toBeGreaterThan(0);
+    expect(out.usage).toMatchObject({ completion_tokens: 2, total_tokens: out.usage!.prompt_tokens + 2 });
+  });
+
   it('streamed completion with usage', async () => {
     t.upstream.enqueue({ kind: 'message', text: 'The sky is blue.', promptEvalCount: 7, evalCount: 4 });
     const stream = await t.client.chat.completions.create({
