@@ -27,9 +27,9 @@ export interface StreamDeps {
   resilience: ResilienceConfig;
 }
 
-const attemptStream = (req: ChatRequest, resume: boolean) => (input: AttemptInput) => {
+const attemptStream = (req: ChatRequest, resume: boolean, run: { malformedEvents: number }) => (input: AttemptInput) => {
   if (resume) input.trace.resume = true;
-  return openUntilCommit(input, req, input.requestId);
+  return openUntilCommit(input, req, input.requestId, run);
 };
 
 export async function chatStream(
@@ -43,7 +43,7 @@ export async function chatStream(
   const { run, chain, estimatedTokens } = life;
   let first;
   try {
-    first = await executor.run(run, chain, attemptStream(req, false), { estimatedTokens, contentPolicyChain, keepScope: true });
+    first = await executor.run(run, chain, attemptStream(req, false, run), { estimatedTokens, contentPolicyChain, keepScope: true });
   } catch (err) {
     // No candidate failed when the client left: its stream was abandoned, not failed.
     run.streamOutcome = err instanceof AttemptAborted && err.kind === 'client' ? 'client_aborted' : 'failed_before_commit';
@@ -87,7 +87,7 @@ export async function chatStream(
       if (candidates.length === 0) throw new GatewayError(503, 'all_candidates_unavailable', 'no prefill-capable candidate');
       const continued: ChatRequest = { ...req, messages: [...req.messages, { role: 'assistant', content: prefill }] };
       run.deadlineAt = clock.now() + resilience.deadlineMs;
-      return executor.run(run, candidates, attemptStream(continued, true), { estimatedTokens, keepScope: true, failFastAsFailover: true });
+      return executor.run(run, candidates, attemptStream(continued, true, run), { estimatedTokens, keepScope: true, failFastAsFailover: true });
     },
     onAttemptEnd: (attempt) => executor.attemptEnded(run, attempt),
     onEnd: () => life.finish(),

@@ -42,7 +42,11 @@ export function isCommitChunk(chunk: ChatCompletionChunk): boolean {
   return false;
 }
 
-export async function openUntilCommit(input: AttemptInput, req: ChatRequest, requestId: string): Promise<Committed> {
+/**
+ * `counts`: the request's tally of malformed upstream events, which an attempt that fails
+ * before its commit point adds its own to (a committed one's are added when it closes).
+ */
+export async function openUntilCommit(input: AttemptInput, req: ChatRequest, requestId: string, counts: { malformedEvents: number }): Promise<Committed> {
   const d = input.candidate.deployment;
   const { ttftTimeoutMs, requestTimeoutMs } = d.timeouts;
   // One timer for the pre-commit phase: whichever limit is nearer. The request
@@ -61,19 +65,25 @@ export async function openUntilCommit(input: AttemptInput, req: ChatRequest, req
   let ended = false;
   let heldChars = 0;
   // A throw here has already released the upstream socket (the adapter's generator finally).
-  for (;;) {
-    const r = await iterator.next();
-    if (r.done) {
-      ended = true;
-      break;
+  try {
+    for (;;) {
+      const r = await iterator.next();
+      if (r.done) {
+        ended = true;
+        break;
+      }
+      pending.push(r.value);
+      if (isCommitChunk(r.value)) break;
+      heldChars += (r.value as WithRaw<ChatCompletionChunk>)[RAW_JSON]?.length ?? 0;
+      if (pending.length > MAX_HELD_CHUNKS || heldChars > MAX_HELD_CHARS) {
+        await iterator.return?.();
+        throw new UpstreamError({ category: 'server', message: `upstream sent ${pending.length} chunks (${heldChars} characters) without content before its first token` });
+      }
     }
-    pending.push(r.value);
-    if (isCommitChunk(r.value)) break;
-    heldChars += (r.value as WithRaw<ChatCompletionChunk>)[RAW_JSON]?.length ?? 0;
-    if (pending.length > MAX_HELD_CHUNKS || heldChars > MAX_HELD_CHARS) {
-      await iterator.return?.();
-      throw new UpstreamError({ category: 'server', message: `upstream sent ${pending.length} chunks (${heldChars} characters) without content before its first token` });
-    }
+  } catch (err) {
+    // The attempt fails before its commit: its malformed events are counted here or nowhere.
+    counts.malformedEvents += stream.malformed;
+    throw err;
   }
   const ttftMs = Math.round((performance.now() - t0) * 1000) / 1000;
   input.trace.ttftMs = ttftMs;
