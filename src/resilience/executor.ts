@@ -105,6 +105,8 @@ export class Executor {
     const cfg = config.resilience;
     const notes: FailureNote[] = [];
     let retryAt = Number.POSITIVE_INFINITY;
+    /** The throttled candidates' earliest capacity as seen when they were skipped: superseded by a wait's own answer. */
+    let throttledRetryAt = Number.POSITIVE_INFINITY;
     let candidates = chain;
     let contextFloor: { model: string; window: number } | undefined;
     let contextError: UpstreamError | undefined;
@@ -126,6 +128,7 @@ export class Executor {
       let waitedOwnCooldown = false;
       /** When this candidate is expected back, as its latest outcome says (a breaker its retry opened supersedes the first failure's hint). */
       let candidateRetryAt = Number.POSITIVE_INFINITY;
+      let skippedThrottled = false;
       for (;;) {
         // One clock read for the deadline check, admission, pacing and the attempt's time budget (each is ~70 ns).
         const now = clock.now();
@@ -155,6 +158,7 @@ export class Executor {
             this.skip(run, cand, 'throttled');
             notes.push({ deployment: d.key, label: SKIP_LABEL.throttled });
             candidateRetryAt = cap.retryAt;
+            skippedThrottled = true;
             throttled.push(cand);
             break;
           }
@@ -272,18 +276,23 @@ export class Executor {
           break;
         }
       }
-      retryAt = Math.min(retryAt, candidateRetryAt);
+      if (skippedThrottled) throttledRetryAt = Math.min(throttledRetryAt, candidateRetryAt);
+      else retryAt = Math.min(retryAt, candidateRetryAt);
     }
 
     if (throttled.length > 0 && this.deps.gate?.wait && !opts.waited) {
       // Nobody could serve right now, but some only lacked local capacity: wait for the earliest.
       const waited = await this.waitForCapacity(run, throttled, attempt, opts);
       if ('value' in waited) return waited;
+      // What the wait ended on replaces what was known before it: by now the pre-wait
+      // estimate has passed, and may say "1 s" of a deployment the upstream blocked for longer.
       retryAt = Math.min(retryAt, waited.retryAt);
       if (waited.notFound) {
         notFound = waited.notFound.error;
         notes.push({ deployment: waited.notFound.deployment, label: notFound.label, notFound: true });
       }
+    } else {
+      retryAt = Math.min(retryAt, throttledRetryAt);
     }
     reserved?.cancel();
     if (policyError) throw clientErrorFor(policyError);
