@@ -321,7 +321,11 @@ export class Executor {
     try {
       return await this.run(run, [got.candidate], attempt, { ...opts, contentPolicyChain: undefined, reserved: got.lease, waited: true });
     } catch (err) {
-      if ((err as GatewayError).code === 'all_candidates_unavailable') return { retryAt: this.deps.clock.now() + 1000 };
+      // It was sent and refused for now (a 429 with a long Retry-After, a breaker it opened): when it
+      // said it is back, not "in a second".
+      if ((err as GatewayError).code === 'all_candidates_unavailable') {
+        return { retryAt: this.deps.clock.now() + ((err as GatewayError).retryAfterS ?? 1) * 1000 };
+      }
       // Its model is missing: that candidate's last word, weighed with the others' by the chain's answer.
       if (err instanceof ModelNotFoundError) {
         return { retryAt: this.deps.clock.now() + 1000, notFound: { deployment: got.candidate.deployment.key, error: err.upstream } };

@@ -384,3 +384,28 @@ describe('pacing against a strict upstream', () => {
     }
   }, 60_000);
 });
+
+describe('a request that waited for capacity, then met the upstream limit', () => {
+  it('is refused with the Retry-After the upstream gave, not one second', async () => {
+    const clock = new VirtualClock(at(0));
+    // Configured 60 rpm (10 at once, then one a second); the upstream takes only 10 a minute.
+    const { limiter, url } = await strictUpstream(clock, { rpm: 10, promptTokens: 5, completionTokens: 3 });
+    const gw = await startGateway(
+      {
+        resilience: { maxRetries: 0, throttleMaxWaitMs: 2000 },
+        providers: [{ id: 'up', type: 'openai', baseUrl: url, rpm: 60 }],
+        models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
+      },
+      { clock },
+    );
+    closers.push(() => gw.close(0));
+    const out = await drive(clock, `${gw.baseURL}/chat/completions`, [11], (i) => ({ model: 'chat', messages: MSG, max_tokens: 3, stream: i % 2 === 1 }), 3);
+    expect(served(out)).toBe(10);
+    // The eleventh waited a second for the bucket, was sent, and got a 429 saying 59 s.
+    expect(limiter.rejected).toHaveLength(1);
+    const blockedUntil = limiter.rejected[0]!.at + limiter.rejected[0]!.retryAfterS * 1000;
+    const refused = out.find((o) => o.status === 503)!;
+    expect(refused.code).toBe('all_candidates_unavailable');
+    expect(refused.doneAt! + refused.retryAfter! * 1000).toBeGreaterThanOrEqual(blockedUntil);
+  }, 30_000);
+});
