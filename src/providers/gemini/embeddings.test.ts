@@ -57,3 +57,11 @@ describe('gemini embeddings conversion', () => {
     expect(() => fromBatchEmbedResponse({}, ['a'], 'm', undefined)).toThrow(UpstreamError);
   });
 });
+
+describe('fromBatchEmbedResponse: an entry without a vector of numbers', () => {
+  it.each([[{}], [{ values: null }], [{ values: [0.5, null] }], [{ values: 'x' }], [null]])('%j is a malformed answer, not an empty vector', (bad) => {
+    const body = { embeddings: [{ values: [0.5, -1] }, bad] } as never;
+    expect(() => fromBatchEmbedResponse(body, ['a', 'b'], 'm', 'float')).toThrow(UpstreamError);
+    expect(() => fromBatchEmbedResponse(body, ['a', 'b'], 'm', 'base64')).toThrow(UpstreamError);
+  });
+});

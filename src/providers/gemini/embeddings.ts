@@ -8,7 +8,7 @@ import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../pro
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { invalidRequest } from './errors.js';
 import type { BatchEmbedContentsRequest, BatchEmbedContentsResponse } from './wire.js';
-import { float32Base64 } from '../../protocol/embedding-base64.js';
+import { checkedVectors, float32Base64 } from '../../protocol/embedding-base64.js';
 import { tokenCount } from '../../protocol/token-count.js';
 
 /** The texts of an embeddings request; token arrays have no Gemini equivalent. */
@@ -44,14 +44,17 @@ export function fromBatchEmbedResponse(
   model: string,
   encoding: EmbeddingsRequest['encoding_format'],
 ): EmbeddingsResponse {
-  const list = Array.isArray(body.embeddings) ? body.embeddings : [];
-  if (list.length !== texts.length) {
-    throw new UpstreamError({ category: 'server', message: `upstream returned ${list.length} embeddings for ${texts.length} inputs` });
+  const list: unknown[] = Array.isArray(body.embeddings) ? body.embeddings : [];
+  // Checked as Cohere's and Ollama's are: an entry without a vector of finite numbers is a
+  // malformed answer (failed over), never an empty or null-filled vector sent with a 200.
+  const vectors = checkedVectors(
+    list.map((e) => (e as { values?: unknown } | null)?.values),
+    texts.length,
+  );
+  if (vectors === undefined) {
+    throw new UpstreamError({ category: 'server', message: `gemini sent a batchEmbedContents response without ${texts.length} embeddings of numbers` });
   }
-  const data: Embedding[] = list.map((e, index) => {
-    const values = Array.isArray(e?.values) ? e.values : [];
-    return { object: 'embedding', index, embedding: encoding === 'base64' ? float32Base64(values) : values };
-  });
+  const data: Embedding[] = vectors.map((values, index) => ({ object: 'embedding', index, embedding: encoding === 'base64' ? float32Base64(values) : values }));
   const reported = body.usageMetadata?.promptTokenCount;
   const prompt = tokenCount(reported) ?? estimateTokens(texts);
   return { object: 'list', data, model, usage: { prompt_tokens: prompt, total_tokens: prompt } };
