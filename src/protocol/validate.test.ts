@@ -142,6 +142,8 @@ describe('validateEmbeddingsRequest', () => {
     ['no input', { model: 'emb' }, 'input'],
     ['an empty string', { model: 'emb', input: '' }, 'input'],
     ['an empty array', { model: 'emb', input: [] }, 'input'],
+    ['an empty string among strings', { model: 'emb', input: ['a', ''] }, 'input'],
+    ['an empty token array', { model: 'emb', input: [[1], []] }, 'input'],
     ['mixed strings and numbers', { model: 'emb', input: ['a', 1] }, 'input'],
     ['fractional tokens', { model: 'emb', input: [1.5] }, 'input'],
     ['an object', { model: 'emb', input: { text: 'x' } }, 'input'],

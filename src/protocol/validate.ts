@@ -141,10 +141,11 @@ export function validateEmbeddingsRequest(body: unknown): EmbeddingsRequest {
     (typeof input === 'string' && input.length > 0) ||
     (Array.isArray(input) &&
       input.length > 0 &&
-      (input.every((x) => typeof x === 'string') ||
+      // No item may be empty, as OpenAI refuses `[""]` and `[[]]` as it refuses `""`: nothing to embed.
+      (input.every((x) => typeof x === 'string' && x.length > 0) ||
         input.every((x) => typeof x === 'number' && Number.isInteger(x)) ||
-        input.every((x) => Array.isArray(x) && x.every((y) => typeof y === 'number' && Number.isInteger(y)))));
-  if (!ok) throw invalidRequest("'input' must be a non-empty string, array of strings, or token arrays", 'input');
+        input.every((x) => Array.isArray(x) && x.length > 0 && x.every((y) => typeof y === 'number' && Number.isInteger(y)))));
+  if (!ok) throw invalidRequest("'input' must be a non-empty string, array of non-empty strings, or token arrays", 'input');
   if (Array.isArray(input) && input.length > MAX_EMBEDDING_INPUTS && typeof input[0] !== 'number') {
     throw invalidRequest(`'input' may hold at most ${MAX_EMBEDDING_INPUTS} items`, 'input');
   }

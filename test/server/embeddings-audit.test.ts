@@ -159,6 +159,8 @@ describe.each(PROVIDERS)('embeddings over %s', (p) => {
   it('empty string, empty array, 2,049 inputs: 400', async () => {
     await expect(client.embeddings.create({ model, input: '' })).rejects.toMatchObject({ status: 400 });
     await expect(client.embeddings.create({ model, input: [] })).rejects.toMatchObject({ status: 400 });
+    await expect(client.embeddings.create({ model, input: ['a', ''] })).rejects.toMatchObject({ status: 400, param: 'input' });
+    await expect(client.embeddings.create({ model, input: [[1], []] })).rejects.toMatchObject({ status: 400, param: 'input' });
     await expect(client.embeddings.create({ model, input: Array.from({ length: 2049 }, () => 'x') })).rejects.toMatchObject({ status: 400 });
   });
 
