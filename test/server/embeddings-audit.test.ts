@@ -207,6 +207,21 @@ describe('embeddings probes', () => {
     expect(response.headers.get('x-switchyard-deployment')).toBe('oai/o');
   });
 
+  it('an openai-compatible upstream that answers floats to a base64 request', async () => {
+    quirks.oaiFloats = true;
+    try {
+      for (const model of ['e-oai', 'e-az']) {
+        const res = await client.embeddings.create({ model, input: ['t3', 't1'] });
+        expect(res.data.map((d) => Array.from(d.embedding as unknown as Float32Array))).toEqual([vec(3), vec(1)]);
+        expect(res.usage).toEqual({ prompt_tokens: 14, total_tokens: 14 });
+        const floats = await client.embeddings.create({ model, input: ['t3'], encoding_format: 'float' });
+        expect(floats.data[0]!.embedding).toEqual(vec(3));
+      }
+    } finally {
+      quirks.oaiFloats = false;
+    }
+  });
+
   it('a Gemini answer missing a vector fails over, never reaches the client', async () => {
     quirks.gemNoValues = true;
     try {

@@ -24,6 +24,7 @@ import { scanJsonShape } from '../../protocol/json-shape.js';
 import { tokenCount } from '../../protocol/token-count.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { splicedBody } from '../../protocol/raw-body.js';
+import { checkedVectors, float32Base64 } from '../../protocol/embedding-base64.js';
 import { apiKeyHeader } from '../api-key-header.js';
 
 export interface OpenAICompatibleOptions {
@@ -95,7 +96,8 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
 
   embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
     try {
-      return this.http.postRead(this.opts.embeddingsPath(ctx.model) + this.query, bodyWithModel(req, ctx.model), ctx.signal, readEmbeddingsAnswer);
+      const read = req.encoding_format === 'base64' ? readBase64EmbeddingsAnswer : readEmbeddingsAnswer;
+      return this.http.postRead(this.opts.embeddingsPath(ctx.model) + this.query, bodyWithModel(req, ctx.model), ctx.signal, read);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -166,6 +168,43 @@ function readChatAnswer(raw: Uint8Array, headers: UpstreamHeaders): ForwardedAns
   return answer;
 }
 const readEmbeddingsAnswer = (raw: Uint8Array, headers: UpstreamHeaders) => new ForwardedAnswer<EmbeddingsResponse>(raw, headers, 'data');
+
+/** `"embedding"` as a key whose value is an array: `"embedding": [`. */
+function hasFloatVector(raw: Uint8Array): boolean {
+  const buf = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const isSpace = (b: number | undefined) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
+  for (let at = buf.indexOf('"embedding"'); at >= 0; at = buf.indexOf('"embedding"', at + 1)) {
+    let i = at + 11;
+    while (isSpace(buf[i])) i++;
+    if (buf[i] !== 0x3a) continue; // ':' — else a value, as in "object": "embedding"
+    i++;
+    while (isSpace(buf[i])) i++;
+    if (buf[i] === 0x5b) return true; // '['
+  }
+  return false;
+}
+
+/**
+ * An answer to `encoding_format: "base64"` (the openai SDK's default, which
+ * then decodes every vector as base64). Some OpenAI-compatible servers ignore
+ * the field and answer floats: forwarded as they came, the SDK decoded the
+ * text of a JSON array as base64 and the client got garbage. Such vectors are
+ * encoded here as OpenAI encodes them (little-endian float32); a base64 answer
+ * is forwarded untouched.
+ */
+function readBase64EmbeddingsAnswer(raw: Uint8Array, headers: UpstreamHeaders): EmbeddingsResult {
+  const answer = readEmbeddingsAnswer(raw, headers);
+  if (!hasFloatVector(raw)) return answer;
+  const parsed = answer.response;
+  const data = parsed.data.map((e, i) => {
+    const v: unknown = e?.embedding;
+    if (typeof v === 'string') return e;
+    const [vector] = checkedVectors([v], 1) ?? [];
+    if (vector === undefined) throw new UpstreamError({ category: 'server', message: `upstream sent a malformed answer (embedding ${i} is neither base64 nor numbers)` });
+    return { ...e, embedding: float32Base64(vector) };
+  });
+  return { response: { ...parsed, data }, headers, usage: answer.usage };
+}
 
 export function createOpenAIAdapter(provider: ProviderConfig, deps: AdapterDeps): ProviderAdapter {
   return new OpenAICompatibleAdapter(provider, deps, {
