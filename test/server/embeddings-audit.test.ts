@@ -233,3 +233,31 @@ describe('embeddings probes', () => {
     }
   });
 });
+
+describe('embeddings: keys', () => {
+  it('key model list, rpm, and the trace', async () => {
+    const g = await startGateway(
+      {
+        providers: providers(url),
+        models: [{ name: 'e-oai', deployments: [{ provider: 'oai', model: 'oai-emb' }] }, { name: 'e-co', deployments: [{ provider: 'co', model: 'co-emb' }] }],
+        keys: [{ id: 'k', key: '${K}', models: ['e-oai'], rpm: 2 }],
+      },
+      { env: { K: 'sk-test-1' } },
+    );
+    try {
+      const c = new OpenAI({ baseURL: g.baseURL, apiKey: 'sk-test-1', maxRetries: 0 });
+      await expect(new OpenAI({ baseURL: g.baseURL, apiKey: 'bad', maxRetries: 0 }).embeddings.create({ model: 'e-oai', input: 'x' })).rejects.toMatchObject({ status: 401 });
+      await expect(c.embeddings.create({ model: 'e-co', input: 'x' })).rejects.toMatchObject({ status: 403 });
+      const { response } = await c.embeddings.create({ model: 'e-oai', input: ['a', 'b'] }).withResponse();
+      const id = response.headers.get('x-request-id')!;
+      const trace = (await (await fetch(`${g.url}/traces/${id}`)).json()) as Record<string, unknown>;
+      expect(trace).toMatchObject({ endpoint: 'embeddings', keyId: 'k', model: 'e-oai', deployment: 'oai/oai-emb', status: 200, stream: false, usage: { promptTokens: 14, completionTokens: 0 } });
+      await c.embeddings.create({ model: 'e-oai', input: 'x' });
+      const err = await c.embeddings.create({ model: 'e-oai', input: 'x' }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ status: 429 });
+      expect(Number((err as { headers: Headers }).headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await g.close();
+    }
+  });
+});
