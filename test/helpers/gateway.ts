@@ -46,6 +46,21 @@ export function startChatOver(
   );
 }
 
+/**
+ * Config: alias `chat` over `primary/<p>` with the fallback alias `backup` over
+ * `secondary/<s>`, two `openai`-type loopback upstreams; `resilience` as given.
+ */
+export function fallbackPair(primaryUrl: string, secondaryUrl: string, resilience: Record<string, unknown> = {}, models = { p: 'p1', s: 's1' }) {
+  return {
+    resilience,
+    providers: [openaiProvider('primary', primaryUrl), openaiProvider('secondary', secondaryUrl)],
+    models: [
+      { name: 'chat', deployments: [{ provider: 'primary', model: models.p }], fallbacks: ['backup'] },
+      { name: 'backup', deployments: [{ provider: 'secondary', model: models.s }] },
+    ],
+  };
+}
+
 /** Shorthand: one `openai`-type provider at `url` (an OpenAI-compatible loopback server) behind alias `model`. */
 export function openaiProvider(id: string, url: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { id, type: 'openai', baseUrl: url, ...extra };

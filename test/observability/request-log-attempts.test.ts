@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../../src/providers/simulated/http-server.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { fallbackPair, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 let primary: FaultServer;
 let secondary: FaultServer;
@@ -27,17 +27,7 @@ beforeAll(async () => {
     },
   });
   gw = await startGateway(
-    {
-      resilience: { maxRetries: 0 },
-      providers: [
-        { id: 'primary', type: 'openai', baseUrl: primary.url },
-        { id: 'secondary', type: 'openai', baseUrl: secondary.url },
-      ],
-      models: [
-        { name: 'chat', deployments: [{ provider: 'primary', model: 'p1' }], fallbacks: ['backup'] },
-        { name: 'backup', deployments: [{ provider: 'secondary', model: 's1' }] },
-      ],
-    },
+    fallbackPair(primary.url, secondary.url, { maxRetries: 0 }),
     { observability: { logger: createLogger({ destination: sink, level: 'info' }) } },
   );
 });

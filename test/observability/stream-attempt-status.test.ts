@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { ServerResponse } from 'node:http';
 import type { TraceRecord } from '../../src/observability/events.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { fallbackPair, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { chunk, sseHead, startRawUpstream, usageChunk, writeWords, type RawUpstream } from '../helpers/raw-upstream.js';
 import { VirtualClock } from '../helpers/virtual-clock.js';
 
@@ -38,17 +38,7 @@ beforeAll(async () => {
   });
   secondary = await startRawUpstream(answer);
   gw = await startGateway(
-    {
-      resilience: { maxRetries: 0, ttftTimeoutMs: 1000 },
-      providers: [
-        { id: 'primary', type: 'openai', baseUrl: primary.url },
-        { id: 'secondary', type: 'openai', baseUrl: secondary.url },
-      ],
-      models: [
-        { name: 'chat', deployments: [{ provider: 'primary', model: 'p1' }], fallbacks: ['backup'] },
-        { name: 'backup', deployments: [{ provider: 'secondary', model: 's1' }] },
-      ],
-    },
+    fallbackPair(primary.url, secondary.url, { maxRetries: 0, ttftTimeoutMs: 1000 }),
     { clock },
   );
 });

@@ -10,7 +10,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../../src/providers/simulated/http-server.js';
 import type { TraceRecord } from '../../src/observability/events.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { fallbackPair, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { parsePrometheusText, sampleValue } from '../helpers/prom-parse.js';
 
 let primary: FaultServer;
@@ -20,17 +20,7 @@ let gw: TestGateway;
 beforeAll(async () => {
   primary = await startFaultServer();
   secondary = await startFaultServer();
-  gw = await startGateway({
-    resilience: { maxRetries: 0 },
-    providers: [
-      { id: 'primary', type: 'openai', baseUrl: primary.url },
-      { id: 'secondary', type: 'openai', baseUrl: secondary.url },
-    ],
-    models: [
-      { name: 'chat', deployments: [{ provider: 'primary', model: 'p1' }], fallbacks: ['backup'] },
-      { name: 'backup', deployments: [{ provider: 'secondary', model: 's1' }] },
-    ],
-  });
+  gw = await startGateway(fallbackPair(primary.url, secondary.url, { maxRetries: 0 }));
 });
 
 afterAll(async () => {

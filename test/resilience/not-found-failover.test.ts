@@ -12,7 +12,7 @@ import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/observability/events.js';
 import { startFaultServer, type FaultServer } from '../../src/providers/simulated/http-server.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { fallbackPair, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { sampleValue, parsePrometheusText } from '../helpers/prom-parse.js';
 import { VirtualClock } from '../helpers/virtual-clock.js';
 
@@ -27,25 +27,14 @@ let bus: EventBus;
 let client: OpenAI;
 
 function config(extra: Record<string, unknown> = {}) {
-  return {
-    resilience: {
-      maxRetries: 2,
-      cooldownMs: COOLDOWN_MS,
-      // One server failure would open it, for ten minutes: a 404 must not count as one.
-      breaker: { failureThreshold: 1, recoveryMs: 600_000 },
-      ...extra,
-    },
-    providers: [
-      { id: 'primary', type: 'openai', baseUrl: primary.url },
-      { id: 'secondary', type: 'openai', baseUrl: secondary.url },
-    ],
-    models: [
-      { name: 'chat', deployments: [{ provider: 'primary', model: 'p-model' }], fallbacks: ['backup'] },
-      { name: 'backup', deployments: [{ provider: 'secondary', model: 's-model' }] },
-      { name: 'solo', deployments: [{ provider: 'secondary', model: 'solo-model' }] },
-    ],
-    auto: { tiers: ['chat'] },
-  };
+  const pair = fallbackPair(
+    primary.url,
+    secondary.url,
+    // One server failure would open it, for ten minutes: a 404 must not count as one.
+    { maxRetries: 2, cooldownMs: COOLDOWN_MS, breaker: { failureThreshold: 1, recoveryMs: 600_000 }, ...extra },
+    { p: 'p-model', s: 's-model' },
+  );
+  return { ...pair, models: [...pair.models, { name: 'solo', deployments: [{ provider: 'secondary', model: 'solo-model' }] }], auto: { tiers: ['chat'] } };
 }
 
 beforeAll(async () => {

@@ -52,6 +52,28 @@ async function streamThrough(
   return { status: res.status, values: dataValues(text), body: text };
 }
 
+
+/**
+ * A stream request through the one upstream at `url`, with timers far off: the attempt must fail
+ * as the upstream's fault (`server`) on its own, the client getting the 503 that names it.
+ */
+async function expectRefusedAsServer(url: string): Promise<void> {
+  const traces: { attempts: { errorType: string | null }[] }[] = [];
+  const gw = await startChatOver(url, { resilience: { maxRetries: 0, ttftTimeoutMs: 60_000, requestTimeoutMs: 60_000 } });
+  gw.gateway.bus.on('request', (t) => traces.push(t as never));
+  closers.push(() => gw.close(0));
+  const res = await fetch(`${gw.baseURL}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  const body = (await res.json()) as { error: { code: string; message: string } };
+  expect(res.status).toBe(503);
+  expect(body.error.code).toBe('all_candidates_unavailable');
+  expect(body.error.message).toContain('up/m: server');
+  await expect.poll(() => traces.length).toBe(1);
+  expect(traces[0]!.attempts[0]).toMatchObject({ errorType: 'server' });
+}
 describe('odd upstream streams', () => {
   it('an event whose JSON spans several data: lines reaches the client as one valid data: line', async () => {
     const r = await streamThrough(async (res) => {
@@ -162,24 +184,10 @@ describe('odd upstream streams', () => {
       more();
     });
     closers.push(() => upstream.close());
-    const traces: { status: number; attempts: { errorType: string | null; message: string | null }[] }[] = [];
-    const gw = await startChatOver(upstream.url, { resilience: { maxRetries: 0, ttftTimeoutMs: 60_000, requestTimeoutMs: 60_000 } });
-    gw.gateway.bus.on('request', (t) => traces.push(t as never));
-    closers.push(() => gw.close(0));
-    const res = await fetch(`${gw.baseURL}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
-    });
-    const body = (await res.json()) as { error: { code: string; message: string } };
-    expect(res.status).toBe(503);
-    expect(body.error.code).toBe('all_candidates_unavailable');
-    expect(body.error.message).toContain('up/m: server');
+    await expectRefusedAsServer(upstream.url);
     // Read no further than the bound (plus what was in flight), then let go of the upstream.
     expect(sent).toBeLessThan(MAX_EVENT_CHARS + (8 << 20));
     await expect.poll(() => released).toBe(true);
-    await expect.poll(() => traces.length).toBe(1);
-    expect(traces[0]!.attempts[0]).toMatchObject({ errorType: 'server' });
   });
 
   it('chunks without content, flooded before the first token, are held only up to a bound: the attempt fails as the upstream\'s fault', async () => {
@@ -194,21 +202,8 @@ describe('odd upstream streams', () => {
       more();
     });
     closers.push(() => upstream.close());
-    const traces: { attempts: { errorType: string | null }[] }[] = [];
-    const gw = await startChatOver(upstream.url, { resilience: { maxRetries: 0, ttftTimeoutMs: 60_000, requestTimeoutMs: 60_000 } });
-    gw.gateway.bus.on('request', (t) => traces.push(t as never));
-    closers.push(() => gw.close(0));
-    const res = await fetch(`${gw.baseURL}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
-    });
-    const body = (await res.json()) as { error: { code: string; message: string } };
-    expect(res.status).toBe(503);
-    expect(body.error.message).toContain('up/m: server');
+    await expectRefusedAsServer(upstream.url);
     await expect.poll(() => released).toBe(true);
-    await expect.poll(() => traces.length).toBe(1);
-    expect(traces[0]!.attempts[0]).toMatchObject({ errorType: 'server' });
   });
 
   it('a model\'s reasoning before its answer (thousands of reasoning_content deltas) is still held and delivered whole', async () => {
