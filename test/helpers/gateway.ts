@@ -7,6 +7,8 @@ import { parseConfig } from '../../src/config/parse.js';
 import type { Config } from '../../src/config/types.js';
 import { startSwitchyard, type RunningSwitchyard, type StartOptions } from '../../src/core/start.js';
 import { createSilentLogger } from '../../src/observability/logger.js';
+import { startFaultServer, type FaultServer } from '../../src/providers/simulated/http-server.js';
+import type { Clock } from '../../src/core/clock.js';
 
 export interface TestGateway extends RunningSwitchyard {
   /** Base URL for OpenAI SDKs: `http://127.0.0.1:PORT/v1`. */
@@ -58,6 +60,27 @@ export function fallbackPair(primaryUrl: string, secondaryUrl: string, resilienc
       { name: 'chat', deployments: [{ provider: 'primary', model: models.p }], fallbacks: ['backup'] },
       { name: 'backup', deployments: [{ provider: 'secondary', model: models.s }] },
     ],
+  };
+}
+
+/**
+ * For a file's `beforeAll`: a gateway on `clock` over one loopback fault server (provider
+ * `up`, openai-type) serving `models`, with `resilience`; `close()` stops both.
+ */
+export async function startOverFaultServer(
+  models: Record<string, unknown>[],
+  resilience: Record<string, unknown>,
+  clock: Clock,
+): Promise<{ gw: TestGateway; upstream: FaultServer; close(): Promise<void> }> {
+  const upstream = await startFaultServer();
+  const gw = await startGateway({ resilience, providers: [openaiProvider('up', upstream.url)], models }, { clock });
+  return {
+    gw,
+    upstream,
+    close: async () => {
+      await gw.close(0);
+      await upstream.close();
+    },
   };
 }
 

@@ -10,9 +10,9 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { performance } from 'node:perf_hooks';
-import { startFaultServer, type FaultServer } from '../../src/providers/simulated/http-server.js';
+import type { FaultServer } from '../../src/providers/simulated/http-server.js';
 import type { GatewayEventMap, TraceRecord } from '../../src/observability/events.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startOverFaultServer, type TestGateway } from '../helpers/gateway.js';
 import { VirtualClock } from '../helpers/virtual-clock.js';
 
 /** Real time the client spends waiting before it leaves: far above any request's own gateway time. */
@@ -21,27 +21,21 @@ const PARKED_MS = 150;
 const clock = new VirtualClock();
 let upstream: FaultServer;
 let gw: TestGateway;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  upstream = await startFaultServer();
-  gw = await startGateway(
-    {
-      resilience: { maxRetries: 2, backoff: { baseMs: 5000, maxMs: 5000 }, throttleMaxWaitMs: 5000 },
-      providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
-      models: [
-        { name: 'chat', deployments: [{ provider: 'up', model: 'm' }] },
-        // A burst of 10, then one request a second.
-        { name: 'paced', deployments: [{ provider: 'up', model: 'p', rpm: 60 }] },
-      ],
-    },
-    { clock },
-  );
+  ({ gw, upstream, close } = await startOverFaultServer(
+    [
+      { name: 'chat', deployments: [{ provider: 'up', model: 'm' }] },
+      // A burst of 10, then one request a second.
+      { name: 'paced', deployments: [{ provider: 'up', model: 'p', rpm: 60 }] },
+    ],
+    { maxRetries: 2, backoff: { baseMs: 5000, maxMs: 5000 }, throttleMaxWaitMs: 5000 },
+    clock,
+  ));
 });
 
-afterAll(async () => {
-  await gw.close(0);
-  await upstream.close();
-});
+afterAll(() => close());
 
 const send = (model: string, id?: string, signal?: AbortSignal) =>
   fetch(`${gw.baseURL}/chat/completions`, {

@@ -8,33 +8,27 @@
  * Over real sockets, on a VirtualClock.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startFaultServer, type FaultServer } from '../../src/providers/simulated/http-server.js';
+import type { FaultServer } from '../../src/providers/simulated/http-server.js';
 import type { TraceRecord } from '../../src/observability/events.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startOverFaultServer, type TestGateway } from '../helpers/gateway.js';
 import { parsePrometheusText, sampleValue } from '../helpers/prom-parse.js';
 import { VirtualClock } from '../helpers/virtual-clock.js';
 
 const clock = new VirtualClock();
 let upstream: FaultServer;
 let gw: TestGateway;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  upstream = await startFaultServer();
   // rpm 60: a burst of 10, then one request a second.
-  gw = await startGateway(
-    {
-      resilience: { throttleMaxWaitMs: 2000 },
-      providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
-      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm', rpm: 60 }] }],
-    },
-    { clock },
-  );
+  ({ gw, upstream, close } = await startOverFaultServer(
+    [{ name: 'chat', deployments: [{ provider: 'up', model: 'm', rpm: 60 }] }],
+    { throttleMaxWaitMs: 2000 },
+    clock,
+  ));
 });
 
-afterAll(async () => {
-  await gw.close(0);
-  await upstream.close();
-});
+afterAll(() => close());
 
 const send = () =>
   fetch(`${gw.baseURL}/chat/completions`, {

@@ -8,37 +8,29 @@
  * (found by the observability audit). Over real sockets, on a VirtualClock.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startFaultServer, type FaultServer } from '../../src/providers/simulated/http-server.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startOverFaultServer, type TestGateway } from '../helpers/gateway.js';
 import { parsePrometheusText, sampleValue } from '../helpers/prom-parse.js';
 import { VirtualClock } from '../helpers/virtual-clock.js';
 
 const clock = new VirtualClock();
-let upstream: FaultServer;
 let gw: TestGateway;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  upstream = await startFaultServer();
-  gw = await startGateway(
-    {
-      resilience: { throttleMaxWaitMs: 2000 },
-      providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
-      models: [
-        // A burst of 10, then one request a second: the 11th waits a second.
-        { name: 'second', deployments: [{ provider: 'up', model: 'per-second', rpm: 60 }] },
-        // One request a minute: the 2nd would wait far beyond the 2 s budget, so it does not wait.
-        { name: 'minute', deployments: [{ provider: 'up', model: 'per-minute', rpm: 1 }] },
-        { name: 'left', deployments: [{ provider: 'up', model: 'left', rpm: 60 }] },
-      ],
-    },
-    { clock },
-  );
+  ({ gw, close } = await startOverFaultServer(
+    [
+      // A burst of 10, then one request a second: the 11th waits a second.
+      { name: 'second', deployments: [{ provider: 'up', model: 'per-second', rpm: 60 }] },
+      // One request a minute: the 2nd would wait far beyond the 2 s budget, so it does not wait.
+      { name: 'minute', deployments: [{ provider: 'up', model: 'per-minute', rpm: 1 }] },
+      { name: 'left', deployments: [{ provider: 'up', model: 'left', rpm: 60 }] },
+    ],
+    { throttleMaxWaitMs: 2000 },
+    clock,
+  ));
 });
 
-afterAll(async () => {
-  await gw.close(0);
-  await upstream.close();
-});
+afterAll(() => close());
 
 const send = (model: string, signal?: AbortSignal) =>
   fetch(`${gw.baseURL}/chat/completions`, {
