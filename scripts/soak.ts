@@ -29,8 +29,13 @@ export interface SoakReport {
   brokenStreams: number;
   resumedStreams: number;
   fallbacks: number;
+  /** Heap after a full GC: at start (gateway up, before traffic), every 10 s, at the end of traffic (gateway still up), after close. */
   heapBeforeMb: number;
+  heapSamplesMb: number[];
+  heapEndMb: number;
   heapAfterMb: number;
+  /** Traces in the store at the end: the ring fills to its capacity first, so heap before that point is not growth. */
+  tracesHeld: number;
 }
 
 /** Random faults plus a 429 burst in the middle of every minute. */
@@ -53,19 +58,23 @@ function faults(seconds: number, seedShift: number): FaultRule[] {
 }
 
 const mb = (n: number) => Math.round((n / 1024 / 1024) * 10) / 10;
-function heap(): number {
+function heap(upstreams: readonly { requests: unknown[] }[] = []): number {
+  // The loopback upstreams record every request they get (tests read them): in this process, not the gateway's.
+  for (const u of upstreams) u.requests.length = 0;
   (globalThis as { gc?: () => void }).gc?.();
   return process.memoryUsage().heapUsed;
 }
 
-export async function runSoak(seconds: number, concurrency = 16, log: (line: string) => void = () => {}): Promise<SoakReport> {
+export async function runSoak(seconds: number, concurrency = 16, log: (line: string) => void = () => {}, traceCapacity?: number): Promise<SoakReport> {
   const reply = { latencyMs: 5, ttftMs: 5, tokensPerSecond: 2000, reply: 'Soak test reply: steady words flowing through the gateway, one after another, until the end.' };
   const a = await startFaultServer({ random: seededRandom(1), simulate: { ...reply, faults: faults(seconds, 0) } });
   const b = await startFaultServer({ random: seededRandom(2), simulate: { ...reply, faults: faults(seconds, 15_000) } });
   const healthy = await startFaultServer({ random: seededRandom(3), simulate: reply });
+  const upstreams = [a, b, healthy];
   const config = parseConfig(
     {
       server: { host: '127.0.0.1', port: 0 },
+      ...(traceCapacity === undefined ? {} : { traces: { capacity: traceCapacity } }),
       resilience: { requestTimeoutMs: 1500, ttftTimeoutMs: 1000, idleTimeoutMs: 1000, deadlineMs: 20_000, cooldownMs: 5000, backoff: { baseMs: 20, maxMs: 200 } },
       providers: [
         { id: 'flaky-a', type: 'openai', baseUrl: a.url },
@@ -87,7 +96,7 @@ export async function runSoak(seconds: number, concurrency = 16, log: (line: str
     {},
   );
   const gw = await startSwitchyard(config, { port: 0, observability: { logger: createSilentLogger() } });
-  const report: SoakReport = { seconds, requests: 0, ok: 0, errors: {}, brokenStreams: 0, resumedStreams: 0, fallbacks: 0, heapBeforeMb: 0, heapAfterMb: 0 };
+  const report: SoakReport = { seconds, requests: 0, ok: 0, errors: {}, brokenStreams: 0, resumedStreams: 0, fallbacks: 0, heapBeforeMb: 0, heapSamplesMb: [], heapEndMb: 0, heapAfterMb: 0, tracesHeld: 0 };
   gw.gateway.bus.on('request', (t) => {
     if (t.resumed) report.resumedStreams++;
     if (t.fallbackUsed) report.fallbacks++;
@@ -124,15 +133,20 @@ export async function runSoak(seconds: number, concurrency = 16, log: (line: str
       }
       if (Date.now() - lastLog > 10_000) {
         lastLog = Date.now();
+        report.heapSamplesMb.push(mb(heap(upstreams)));
+        (globalThis as { __snap?: (l: string) => void }).__snap?.(String(report.heapSamplesMb.length));
         log(`${Math.round((end - Date.now()) / 1000)} s left: ${report.requests} requests, ${report.ok} ok, errors ${JSON.stringify(report.errors)}`);
       }
     }
   };
   await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)));
   await client.close();
+  // Measured with the gateway still up: after close everything it held is gone, leaks included.
+  report.heapEndMb = mb(heap(upstreams));
+  report.tracesHeld = (gw.observability.traces as { size?: number }).size ?? -1;
   await gw.close(0);
   await Promise.all([a.close(), b.close(), healthy.close()]);
-  report.heapAfterMb = mb(heap());
+  report.heapAfterMb = mb(heap(upstreams));
   return report;
 }
 
@@ -145,6 +159,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   console.log(`requests ${r.requests}, ok ${r.ok}, fallbacks ${r.fallbacks}, streams resumed ${r.resumedStreams}`);
   console.log(`client-visible errors: ${errors === 0 ? 'none' : JSON.stringify(r.errors)}`);
   console.log(`streams broken after their first chunk (error event sent): ${r.brokenStreams}`);
-  console.log(`heap before ${r.heapBeforeMb} MB, after ${r.heapAfterMb} MB`);
+  console.log(`heap after GC: start ${r.heapBeforeMb} MB, every 10 s ${r.heapSamplesMb.join(' ')}, end of traffic ${r.heapEndMb} MB (${r.tracesHeld} traces held), after close ${r.heapAfterMb} MB`);
   process.exitCode = errors === 0 ? 0 : 1;
 }
