@@ -1,8 +1,13 @@
+import { execFileSync } from 'node:child_process';
+import { constants, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { attempt, trace } from '../../test/helpers/observability-fixtures.js';
 import { EventBus } from './events.js';
-import { createLogger, createRequestLogger, createSilentLogger, flushLogger } from './logger.js';
+import { createLogger, createRequestLogger, createSilentLogger, flushLogger, MAX_LOG_BUFFER_BYTES } from './logger.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
@@ -161,3 +166,66 @@ describe('createRequestLogger', () => {
     expect(out.lines).toHaveLength(1);
   });
 });
+
+describe('the default destination when stdout is not read', () => {
+  it('keeps at most MAX_LOG_BUFFER_BYTES waiting, and drains once the reader reads again', async () => {
+    // A FIFO nobody reads stands for a stdout pipe whose collector stalled: once the
+    // kernel's pipe buffer (64 KiB) is full, every line waits in the process.
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-log-'));
+    const path = join(dir, 'stdout');
+    execFileSync('mkfifo', [path]);
+    const fd = openSync(path, constants.O_RDWR | constants.O_NONBLOCK);
+    const logger = createLogger({ fd, level: 'info' });
+    const dest = (logger as unknown as Record<symbol, SonicBoomLike>)[pino.symbols.streamSym]!;
+    try {
+      const pad = 'x'.repeat(400);
+      let most = 0;
+      // ~28 MiB of lines, what a busy gateway writes in a minute or two.
+      for (let i = 0; i < 60_000; i++) {
+        logger.info({ event: 'request', id: i, pad }, 'request');
+        if (dest._len > most) most = dest._len;
+      }
+      expect(most).toBeLessThanOrEqual(MAX_LOG_BUFFER_BYTES);
+      expect(most).toBeGreaterThan(MAX_LOG_BUFFER_BYTES / 2);
+      // The collector reads again: what waited starts to drain (64 KiB a retry through this pipe).
+      const waiting = dest._len;
+      readAllAvailable(fd);
+      await new Promise((r) => setTimeout(r, 250));
+      expect(readAllAvailable(fd)).toBeGreaterThan(0);
+      expect(dest._len).toBeLessThan(waiting);
+    } finally {
+      // Not flushed (megabytes through a 64 KiB pipe): dropped with its fd, which the destination closes.
+      dest.on('error', () => {});
+      await new Promise<void>((resolve) => {
+        dest.once('close', () => resolve());
+        dest.destroy();
+      });
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+interface SonicBoomLike {
+  _len: number;
+  destroy(): void;
+  on(event: 'error', fn: () => void): void;
+  once(event: 'close', fn: () => void): void;
+}
+
+function readAllAvailable(fd: number): number {
+  return readText(fd).length;
+}
+
+function readText(fd: number): string {
+  const buf = Buffer.alloc(1 << 16);
+  let text = '';
+  for (;;) {
+    try {
+      const n = readSync(fd, buf);
+      if (n <= 0) return text;
+      text += buf.toString('latin1', 0, n);
+    } catch {
+      return text; // EAGAIN: nothing more now
+    }
+  }
+}

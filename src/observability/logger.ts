@@ -29,11 +29,25 @@ export const REDACT_PATHS: string[] = SECRET_KEYS.flatMap((k) => {
   return [k, ...REDACT_PARENTS.map((p) => p + seg)];
 });
 
+/**
+ * The most log output that may wait for stdout. pino's asynchronous destination
+ * (sonic-boom) buffers whatever stdout has not taken, without limit by default:
+ * a log collector that stops reading the pipe (a stuck sidecar, a paused
+ * `docker logs` reader) grew the gateway by every line it wrote — about
+ * 400 bytes a request, gigabytes in an hour at a few hundred requests a second.
+ * Past this, new lines are dropped until stdout drains. Normal traffic keeps a
+ * few kilobytes waiting; 16 MiB covers seconds of stalls at thousands of
+ * requests a second.
+ */
+export const MAX_LOG_BUFFER_BYTES = 16 * 1024 * 1024;
+
 export interface CreateLoggerOptions {
   /** Default: `LOG_LEVEL`, else `info`. An unknown level falls back to `info`, with a warning line saying so. */
   level?: string;
-  /** Default: stdout through `pino.destination({ sync: false })`. Tests pass a stream. */
+  /** Default: stdout (or `fd`) through `pino.destination({ sync: false })`, bounded by MAX_LOG_BUFFER_BYTES. Tests pass a stream. */
   destination?: DestinationStream;
+  /** The file descriptor of the default destination. Default 1 (stdout). */
+  fd?: number;
   /** Extra fields on every line (e.g. a gateway name). */
   base?: Record<string, unknown>;
 }
@@ -47,7 +61,7 @@ export function createLogger(opts: CreateLoggerOptions = {}): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
   };
   // pino registers an exit hook that flushes an async destination if the process ends.
-  const logger = pino(options, opts.destination ?? pino.destination({ dest: 1, sync: false }));
+  const logger = pino(options, opts.destination ?? pino.destination({ dest: opts.fd ?? 1, sync: false, maxLength: MAX_LOG_BUFFER_BYTES }));
   if (!LEVELS.has(wanted)) {
     // A typo must not silently leave debug logging off (or info on); bounded, the value is the operator's.
     const given = opts.level === undefined ? 'LOG_LEVEL' : 'level';
