@@ -4,12 +4,19 @@
  * instead of keeping a reference to a string per record. Code 0 is null.
  * Bounded: once `max` distinct strings are known, unknown ones get no code
  * (the caller keeps that record some other way), so clients cannot grow it.
+ * Codes are never taken back: the store rebuilds a fresh table from the
+ * strings its records still use (MemoryTraceStore.compact).
  */
 export class Interner {
   private readonly codes = new Map<string, number>();
   private readonly strings: (string | null)[] = [null];
 
-  constructor(private readonly max = 4096) {}
+  constructor(readonly max = 4096) {}
+
+  /** No room for another string. */
+  get full(): boolean {
+    return this.strings.length > this.max;
+  }
 
   /** The code of `s` (null → 0), or -1 when `s` is new and the table is full. */
   code(s: string | null): number {

@@ -140,4 +140,23 @@ describe('MemoryTraceStore ring', () => {
     expect(s.query({ model: 'client-model-7' }).map((t) => t.id)).toEqual(['m7']);
     expect(s.query({ status: 404, limit: 1000 })).toHaveLength(1000);
   });
+
+  it('takes new strings by column again once the records that filled the interner have left the ring', () => {
+    // A client cycling through model names (PROVIDER/anything, typos): 10,000 distinct strings.
+    const s = new MemoryTraceStore(100);
+    const added = [];
+    for (let i = 0; i < 10_000; i++) added.push(trace({ id: `junk-${i}`, model: `up/junk-${i}`, routedModel: `junk-${i}` }));
+    for (const t of added) s.add(t);
+    // A record naming a model never seen before, long after the junk left the ring:
+    const late = trace({ id: 'late', model: 'openai/gpt-5-new' });
+    s.add(late);
+    const back = s.get('late')!;
+    expect(back).toEqual(late);
+    expect(back).not.toBe(late); // rebuilt from the columns, not the record kept whole
+    // Every record the ring still holds reads back as it was added, across the rebuilds.
+    expect(s.query({ limit: 1000 })).toEqual([late, ...added.slice(-99).reverse()]);
+    expect(s.query({ model: 'up/junk-9950' }).map((t) => t.id)).toEqual(['junk-9950']);
+    expect(s.query({ model: 'junk-9990' }).map((t) => t.id)).toEqual(['junk-9990']);
+    expect(s.query({ model: 'up/junk-10' })).toEqual([]);
+  });
 });

@@ -10,7 +10,7 @@
  * strings, its start time a number and its id (a UUID, unless the client sent
  * its own) four words: nothing of it is a heap object. Anything else (retries,
  * failures with messages, strings beyond the interner's bound) is kept as the
- * object itself. Reads rebuild records; they serve an admin endpoint, not the
+ * object itself; the interner is rebuilt from the live records when it fills. Reads rebuild records; they serve an admin endpoint, not the
  * request path, and may scan the whole ring (a few thousand comparisons).
  */
 import { ID_WORDS, type AttemptTrace, type TraceRecord } from './events.js';
@@ -48,7 +48,9 @@ export class MemoryTraceStore implements TraceStore {
   private readonly num: Float64Array;
   private readonly int: Int32Array;
   private readonly flags: Uint8Array;
-  private readonly interner = new Interner();
+  private interner = new Interner();
+  /** Records added since the interner was last rebuilt (see compact). */
+  private addsSinceCompact = 0;
   /** Slot the next record goes into (holds the oldest record once full). */
   private next = 0;
   private count = 0;
@@ -88,6 +90,9 @@ export class MemoryTraceStore implements TraceStore {
     const ms = isoTimeMs(t.startedAt);
     this.startedAt[slot] = Number.isNaN(ms) ? t.startedAt : undefined;
     this.times[slot] = ms;
+    // At most once per turn of the ring: O(capacity) work, a few ms at 10,000, is then O(1) a record.
+    if (this.interner.full && this.addsSinceCompact >= this.capacity) this.compact();
+    this.addsSinceCompact++;
     this.objects[slot] = this.encode(slot, t) ? undefined : t;
     this.next = slot + 1 === this.capacity ? 0 : slot + 1;
     if (this.count < this.capacity) this.count++;
@@ -187,6 +192,34 @@ export class MemoryTraceStore implements TraceStore {
     }
     this.flags[slot] = flags;
     return true;
+  }
+
+  /**
+   * A fresh interner holding only the strings the columnar records still use.
+   * Codes are never taken back one by one, so without this the strings of records
+   * long gone from the ring held the table for good: a client cycling through
+   * model names (`PROVIDER/anything`, typos) filled it once, and from then on every
+   * record with a string new since was kept whole as an object — the per-request
+   * garbage-collector cost the columns exist to avoid, for the rest of the run.
+   */
+  private compact(): void {
+    const old = this.interner;
+    const fresh = new Interner(old.max);
+    const str = this.str;
+    const cap = this.capacity;
+    for (let k = 0, slot = this.next; k < this.count; k++) {
+      slot = slot === 0 ? cap - 1 : slot - 1;
+      // The slot about to be overwritten (the oldest, once full) keeps nothing.
+      if (slot === this.next || this.objects[slot] !== undefined) continue;
+      const s = slot * S;
+      // Without an attempt the attempt columns hold a previous record's codes: nothing to keep.
+      const used = this.flags[slot]! & HAS_ATTEMPT ? S : A_PROVIDER;
+      // Never -1: the live strings are a subset of the old table, which had the same bound.
+      for (let j = 0; j < used; j++) str[s + j] = fresh.code(old.string(str[s + j]!));
+      for (let j = used; j < S; j++) str[s + j] = 0;
+    }
+    this.interner = fresh;
+    this.addsSinceCompact = 0;
   }
 
   /** The code of `v` into string column index `at`; false when the interner is full. */
