@@ -76,4 +76,17 @@ describe('setListTimer', () => {
     expect(handles.some((h) => h === undefined)).toBe(true);
     for (const h of handles) h?.clear();
   });
+
+  it('makes room for a new duration when one-off durations filled its lists and went idle', () => {
+    // The wait gate's computed waits: a distinct duration each, armed then cleared or fired.
+    for (let ms = 20_001; ms < 20_200; ms++) setListTimer(() => {}, ms)?.clear();
+    const fired: string[] = [];
+    // A configured duration first armed later (a fallback deployment's own timeout) still gets a list.
+    const h = setListTimer(() => fired.push('late'), 4321);
+    expect(h).toBeDefined();
+    vi.advanceTimersByTime(4320);
+    expect(fired).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(fired).toEqual(['late']);
+  });
 });

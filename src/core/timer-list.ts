@@ -42,6 +42,11 @@ class TimerList {
 
   constructor(private readonly ms: number) {}
 
+  /** No timer armed on it. */
+  get idle(): boolean {
+    return this.head === null;
+  }
+
   append(e: Entry): void {
     // Same duration for all: appending keeps the list in due order.
     e.due = performance.now() + this.ms;
@@ -94,9 +99,10 @@ class TimerList {
 
 const lists = new Map<number, TimerList>();
 /**
- * Request timers use a handful of configured durations; computed ones (a wait
- * until some instant) would each add a list. Past this many, `setListTimer`
- * says no and the caller uses a plain Timeout.
+ * Request timers use a handful of configured durations; computed ones (the
+ * wait gate's wait until some instant) would each add a list. Past this many,
+ * an idle list makes room, else `setListTimer` says no and the caller uses a
+ * plain Timeout.
  */
 const MAX_LISTS = 64;
 
@@ -105,10 +111,29 @@ export function setListTimer(fn: () => void, ms: number): TimerHandle | undefine
   const d = Math.max(1, Math.ceil(ms));
   let list = lists.get(d);
   if (list === undefined) {
-    if (lists.size >= MAX_LISTS) return undefined;
+    if (lists.size >= MAX_LISTS && !dropIdleList()) return undefined;
     lists.set(d, (list = new TimerList(d)));
   }
   const e = new Entry(list, fn);
   list.append(e);
   return e;
+}
+
+/**
+ * Forget one list with no timer on it. Lists were kept for good, so the first 64
+ * distinct durations — mostly the wait gate's one-off waits in the first throttled
+ * moments of a run — held every place, and each configured duration first armed
+ * after that (a fallback deployment's own ttftTimeoutMs, say) cost a Node Timeout per
+ * request for the rest of the process's life. An idle list is safe to drop: its
+ * pending Node timer finds nothing when it fires, and a cleared entry refreshed
+ * later still runs on it, alone. O(MAX_LISTS), only when a new duration arrives while full.
+ */
+function dropIdleList(): boolean {
+  for (const [ms, list] of lists) {
+    if (list.idle) {
+      lists.delete(ms);
+      return true;
+    }
+  }
+  return false;
 }
