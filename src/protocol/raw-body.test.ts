@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forgetRawBody, rememberRawBody, splicedBody } from './raw-body.js';
+import { forgetRawBody, leadFor, rememberRawBody, splicedBody } from './raw-body.js';
 
 /** Parse `text` as the server does, keep its bytes, and splice `target` in. */
 function splice(text: string, target: string): string | undefined {
@@ -66,5 +66,14 @@ describe('splicedBody', () => {
     expect(splicedBody(req, 'x')).toBeDefined();
     forgetRawBody(req);
     expect(splicedBody(req, 'x')).toBeUndefined();
+  });
+});
+
+describe('leads of spliced bodies', () => {
+  it('a target first used after clients pinned thousands of made-up models is still built once and reused', () => {
+    for (let i = 0; i < 5000; i++) leadFor(`openai/made-up-${i}`);
+    const first = leadFor('fallback-model');
+    expect(leadFor('fallback-model')).toBe(first);
+    expect(first.toString()).toBe('{"model":"fallback-model"');
   });
 });

@@ -77,12 +77,16 @@ export function forgetRawBody(parsed: object): void {
 
 /**
  * `{"model":"TARGET"` as bytes, per target: the config's deployment models, and the
- * models clients pin (`PROVIDER/MODEL`), which the cache stops taking at MAX_LEADS.
+ * models clients pin (`PROVIDER/MODEL`). At MAX_LEADS the cache starts over: it used
+ * to stop taking new targets instead, so once a client's made-up pins had filled it, a
+ * deployment first used after that (a fallback) built its lead on every request for
+ * the rest of the run. Starting over costs each live target one rebuild.
  */
 const LEADS = new Map<string, Buffer>();
 const MAX_LEADS = 1024;
 
-function leadFor(target: string): Buffer {
+/** @internal exported for its test */
+export function leadFor(target: string): Buffer {
   let lead = LEADS.get(target);
   if (lead === undefined) {
     const text = `{"model":${JSON.stringify(target)}`;
@@ -90,7 +94,8 @@ function leadFor(target: string): Buffer {
     // the whole block alive (pinned models a client makes up fill this cache).
     lead = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
     lead.write(text);
-    if (LEADS.size < MAX_LEADS) LEADS.set(target, lead);
+    if (LEADS.size >= MAX_LEADS) LEADS.clear();
+    LEADS.set(target, lead);
   }
   return lead;
 }
