@@ -17,17 +17,15 @@ export const USAGE = `Usage:
   switchyard check [--config FILE]                         validate a config, print every problem
 Config: --config, else $SWITCHYARD_CONFIG, else ./switchyard.yaml, else the bundled demo.`;
 
+const OPTIONS = {
+  config: { type: 'string', short: 'c' },
+  port: { type: 'string', short: 'p' },
+  host: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export function parseCli(argv: string[]): CliArgs {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      config: { type: 'string', short: 'c' },
-      port: { type: 'string', short: 'p' },
-      host: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const { values, positionals } = parseFlags(argv);
   const command = values.help ? 'help' : (positionals[0] ?? 'serve');
   if (command !== 'serve' && command !== 'check' && command !== 'help') throw new Error(`unknown command '${command}'\n${USAGE}`);
   if (positionals.length > 1) throw new Error(`unexpected argument '${positionals[1]}'\n${USAGE}`);
@@ -40,4 +38,23 @@ export function parseCli(argv: string[]): CliArgs {
   if (values.host !== undefined && values.host.trim() === '') throw new Error('--host must not be empty');
   if (values.host !== undefined && !isListenHost(values.host.trim())) throw new Error(`--host ${LISTEN_HOST_REASON}, got '${values.host}'`);
   return { command, config: values.config, port, host: values.host };
+}
+
+/**
+ * parseArgs' own errors, said like the others, with the usage: its message for an
+ * unknown flag (`--confg`) is a paragraph about positionals with an unclosed quote
+ * and never lists the flags there are.
+ */
+function parseFlags(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      const flag = /'([^']*)'/.exec((err as Error).message)?.[1] ?? '';
+      throw new Error(`unknown option '${flag}'\n${USAGE}`);
+    }
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) throw new Error(`${(err as Error).message}\n${USAGE}`);
+    throw err;
+  }
 }

@@ -172,6 +172,22 @@ models:
     }
   });
 
+  it('exits 2 on an unknown flag or a flag without its value, naming it, with the usage (found by the docs audit)', async () => {
+    for (const [argv, first] of [
+      [['check', '--confg', 'x.yaml'], "unknown option '--confg'"],
+      [['serve', '-x'], "unknown option '-x'"],
+      [['--version'], "unknown option '--version'"],
+      [['check', '--config'], /^Option '-c, --config <value>' argument missing/],
+    ] as const) {
+      err.mockClear();
+      expect(await main([...argv]), argv.join(' ')).toBe(2);
+      const out = lines(err).join('\n').split('\n');
+      if (typeof first === 'string') expect(out[0]).toBe(first);
+      else expect(out[0]).toMatch(first);
+      expect(out.slice(1).join('\n')).toContain('Usage:\n  switchyard serve [--config FILE] [--port N] [--host H]');
+    }
+  });
+
   it('exits 2 on a bad --host, as on a bad --port: a usage error, not a problem in the file', async () => {
     for (const host of ['http://0.0.0.0', '127.0.0.1:4000', '', ' ']) {
       err.mockClear();
