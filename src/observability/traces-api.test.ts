@@ -59,4 +59,10 @@ describe('parseTraceFilter', () => {
     expect((r as { error: string }).error).toMatch(new RegExp(`^${param}\\b`));
     expect((r as { param: string }).param).toBe(param); // the 400's `param`
   });
+
+  it('refuses limit=0 without claiming an upper bound it does not enforce: 5000 is clamped, as docs/operations.md says (found by the docs audit)', () => {
+    expect(parse('limit=5000')).toMatchObject({ limit: 1000 });
+    const r = parse('limit=0') as { error: string };
+    expect(r.error).toBe('limit must be a whole number of at least 1 (larger than 1000 gives 1000)');
+  });
 });

@@ -50,7 +50,7 @@ export function parseTraceFilter(params: URLSearchParams): TraceFilter | FilterE
   const limit = value(params, 'limit');
   if (limit !== undefined) {
     const n = DIGITS.test(limit) ? Number(limit) : NaN;
-    if (!(n >= 1)) return { error: `limit must be an integer from 1 to ${MAX_TRACE_LIMIT}`, param: 'limit' };
+    if (!(n >= 1)) return { error: `limit must be a whole number of at least 1 (larger than ${MAX_TRACE_LIMIT} gives ${MAX_TRACE_LIMIT})`, param: 'limit' };
     // Larger limits are clamped rather than refused: asking for "everything" is reasonable.
     f.limit = Math.min(n, MAX_TRACE_LIMIT);
   }
