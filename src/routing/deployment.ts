@@ -29,6 +29,12 @@ export interface Deployment {
   readonly tpm: number | undefined;
   readonly contextWindow: number | undefined;
   readonly capabilities: ReadonlySet<Capability>;
+  /**
+   * It lists a feature (tools, vision, json, embeddings), so it is taken at its word
+   * (routing/requirements.ts `supports`). `prefill` and `streaming` are no such list:
+   * declaring `[prefill]` to opt in to stream resume must not take its tools away.
+   */
+  readonly declaresFeatures: boolean;
   /** Deployment overrides merged over the resilience defaults. */
   readonly timeouts: TimeoutConfig;
   /** Pinned via `PROVIDER/MODEL` rather than configured in a pool. */
@@ -43,6 +49,7 @@ export function makeDeployment(
   pinned: false | 'own-state' | 'shared-state' = false,
 ): Deployment {
   const key = `${provider.id}/${d.model}`;
+  const capabilities = new Set(d.capabilities ?? []);
   return Object.freeze({
     key,
     stateKey: pinned === 'shared-state' ? `${provider.id}/~pinned` : key,
@@ -53,7 +60,8 @@ export function makeDeployment(
     rpm: d.rpm,
     tpm: d.tpm,
     contextWindow: d.contextWindow,
-    capabilities: new Set(d.capabilities ?? []),
+    capabilities,
+    declaresFeatures: [...capabilities].some((c) => c !== 'prefill' && c !== 'streaming'),
     timeouts: {
       requestTimeoutMs: d.requestTimeoutMs ?? defaults.requestTimeoutMs,
       ttftTimeoutMs: d.ttftTimeoutMs ?? defaults.ttftTimeoutMs,

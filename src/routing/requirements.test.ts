@@ -103,6 +103,14 @@ describe('supports', () => {
     expect(ALL.filter((c) => supports(d, c))).toEqual(['tools', 'streaming']);
   });
 
+  it('declaring only prefill or streaming (no features) keeps the provider\'s features assumed: opting in to stream resume must not take tools away', () => {
+    for (const caps of [['prefill'], ['streaming'], ['prefill', 'streaming']] as Capability[][]) {
+      expect(ALL.filter((c) => supports(dep('oa', caps), c))).toEqual(['tools', 'vision', 'json', ...(caps.includes('prefill') ? ['prefill'] : []), 'streaming', 'embeddings']);
+    }
+    expect(supports(dep('an', ['prefill']), 'embeddings')).toBe(false);
+    expect(unmetRequirement(dep('an', ['prefill']), chatRequirements(chat({ tools: [{ type: 'function', function: { name: 'f' } }] })))).toBeNull();
+  });
+
   it('prefill only when declared', () => {
     expect(supports(dep('an', ['prefill']), 'prefill')).toBe(true);
     expect(supports(dep('an', ['tools', 'vision', 'json']), 'prefill')).toBe(false);

@@ -51,15 +51,17 @@ export function chatRequirements(req: ChatRequest): Requirements {
 export const EMBEDDINGS_REQUIREMENTS: Requirements = { needs: ['embeddings'], estimatedTokens: 0, promptChars: 0 };
 
 /**
- * A deployment that declares no capabilities is assumed to support what its
- * provider does (most configs never list them); one that declares any is taken
- * at its word. `prefill` is never assumed: continuing a cut stream on a model
- * that would answer afresh instead would duplicate text.
+ * A deployment that declares no features (tools, vision, json, embeddings) is
+ * assumed to support what its provider does (most configs never list them);
+ * one that declares any is taken at its word. `prefill` is never assumed:
+ * continuing a cut stream on a model that would answer afresh instead would
+ * duplicate text. Declaring only `prefill` (or `streaming`, always assumed)
+ * lists no features, so the provider's are still assumed.
  */
 export function supports(d: Deployment, cap: Capability): boolean {
   if (cap === 'prefill') return d.capabilities.has('prefill');
-  if (d.capabilities.size === 0) return cap !== 'embeddings' || d.provider.type !== 'anthropic';
   if (cap === 'streaming') return true;
+  if (!d.declaresFeatures) return cap !== 'embeddings' || d.provider.type !== 'anthropic';
   return d.capabilities.has(cap);
 }
 
