@@ -231,6 +231,47 @@ describe('buildChain: auto', () => {
     expect(chain[0]!.selection).toBe('auto:smart (fallback:smart (weighted))');
   });
 
+  it("a tier that cannot serve the request does not put its fallbacks before the next, cheaper capable tier", () => {
+    // mini falls back to premium when it fails; a tools request mini cannot take at all goes to
+    // standard, the cheapest capable tier, not to premium through mini's fallback.
+    const tiered = new Catalog(
+      parseConfig(
+        {
+          providers: [{ id: 'sim', type: 'simulated' }],
+          models: [
+            { name: 'mini', deployments: [{ provider: 'sim', model: 'mini', capabilities: ['json'] }], fallbacks: ['premium'] },
+            { name: 'standard', deployments: [{ provider: 'sim', model: 'standard', capabilities: ['tools'] }] },
+            { name: 'premium', deployments: [{ provider: 'sim', model: 'premium', capabilities: ['tools', 'json'] }] },
+          ],
+          auto: { tiers: ['mini', 'standard', 'premium'] },
+        },
+        {},
+      ),
+    );
+    const tools = buildChain(tiered, 'auto', scope(['tools']), HALF);
+    expect(keys(tools)).toEqual(['sim/standard', 'sim/premium']);
+    expect(tools[0]!.selection).toBe('auto:standard (fallback:standard (weighted))');
+    // A tier that can serve keeps its fallbacks before the next tier (fail-over order, as documented).
+    expect(keys(buildChain(tiered, 'auto', scope(['json']), HALF))).toEqual(['sim/mini', 'sim/premium']);
+    expect(keys(buildChain(tiered, 'auto', PLAIN, HALF))).toEqual(['sim/mini', 'sim/premium', 'sim/standard']);
+    // The same for a context too long for the first tier, and for local-only data.
+    const small = new Catalog(
+      parseConfig(
+        {
+          providers: [{ id: 'sim', type: 'simulated' }, { id: 'oa', type: 'openai', apiKey: '${OA_KEY}' }],
+          models: [
+            { name: 'mini', deployments: [{ provider: 'sim', model: 'mini', contextWindow: 4096 }], fallbacks: ['premium'] },
+            { name: 'standard', deployments: [{ provider: 'sim', model: 'standard' }] },
+            { name: 'premium', deployments: [{ provider: 'oa', model: 'premium' }] },
+          ],
+          auto: { tiers: ['mini', 'standard', 'premium'] },
+        },
+        ENV,
+      ),
+    );
+    expect(keys(buildChain(small, 'auto', scope([], 10_000), HALF))).toEqual(['sim/standard', 'oa/premium']);
+  });
+
   it('without auto.tiers, "auto" is an unknown model', () => {
     const bare = new Catalog(parseConfig({ providers: [{ id: 'sim', type: 'simulated' }], models: [{ name: 'x', deployments: [{ provider: 'sim', model: 'm' }] }] }, {}));
     const e = gatewayError(() => buildChain(bare, 'auto', PLAIN, HALF));

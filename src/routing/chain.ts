@@ -78,42 +78,79 @@ export function orderSegments(
   cache = true,
 ): Candidate[] {
   const out: Candidate[] = [];
-  for (const seg of segments) {
-    const { ordered, reason } = SELECTORS[seg.strategy](seg.pool, random);
-    const byRank = cache ? candidatesOf(seg, reason) : undefined;
-    for (let i = 0; i < ordered.length; i++) {
-      const d = ordered[i]!;
-      // Locality first: a data-class refusal is a 403 whatever else the deployment lacks.
-      const why = (scope.localOnly && d.provider.locality !== 'local' ? 'external (data class requires local)' : null) ?? unmetRequirement(d, scope.requirements);
-      if (why) {
-        filtered.push(`${d.key}: ${why}`);
-        continue;
-      }
-      if (byRank === undefined) {
-        out.push(makeCandidate(seg, reason, i, d, labelling));
-        continue;
-      }
-      // Pools are a handful long: the position is a short scan, and the cache two array reads.
-      const at = seg.pool.indexOf(d);
-      const row = (byRank[i] ??= []);
-      out.push((row[at] ??= makeCandidate(seg, reason, i, d, labelling)));
+  for (const seg of segments) orderSegment(out, seg, scope, random, filtered, labelling, cache);
+  return out;
+}
+
+/** Appends `seg`'s candidates that can serve, in its strategy's order; returns how many. */
+function orderSegment(
+  out: Candidate[],
+  seg: Segment,
+  scope: ChainScope,
+  random: Random,
+  filtered: string[],
+  labelling: Labelling,
+  cache: boolean,
+): number {
+  const before = out.length;
+  const { ordered, reason } = SELECTORS[seg.strategy](seg.pool, random);
+  const byRank = cache ? candidatesOf(seg, reason) : undefined;
+  for (let i = 0; i < ordered.length; i++) {
+    const d = ordered[i]!;
+    // Locality first: a data-class refusal is a 403 whatever else the deployment lacks.
+    const why = (scope.localOnly && d.provider.locality !== 'local' ? 'external (data class requires local)' : null) ?? unmetRequirement(d, scope.requirements);
+    if (why) {
+      filtered.push(`${d.key}: ${why}`);
+      continue;
     }
+    if (byRank === undefined) {
+      out.push(makeCandidate(seg, reason, i, d, labelling));
+      continue;
+    }
+    // Pools are a handful long: the position is a short scan, and the cache two array reads.
+    const at = seg.pool.indexOf(d);
+    const row = (byRank[i] ??= []);
+    out.push((row[at] ??= makeCandidate(seg, reason, i, d, labelling)));
   }
+  return out.length - before;
+}
+
+/** One of `auto`'s segments: which tier brought it, and whether it is that tier's own pool. */
+interface AutoSegment extends Segment {
+  tier: number;
+  own: boolean;
+}
+
+/**
+ * `auto`'s chain: the tiers in order, each followed by its fallbacks — those are the
+ * tier's fail-over. A tier whose own pool cannot take this request at all (a capability,
+ * the context size, the data class) is not a capable tier: its fallbacks (often a
+ * pricier alias) wait until every tier was offered, so the cheapest capable tier comes first.
+ */
+function orderAuto(segments: readonly AutoSegment[], scope: ChainScope, random: Random, filtered: string[]): Candidate[] {
+  const out: Candidate[] = [];
+  let deferred: AutoSegment[] | undefined;
+  let incapable = -1;
+  for (const seg of segments) {
+    if (seg.tier === incapable) (deferred ??= []).push(seg);
+    else if (orderSegment(out, seg, scope, random, filtered, 'auto', true) === 0 && seg.own) incapable = seg.tier;
+  }
+  if (deferred) for (const seg of deferred) orderSegment(out, seg, scope, random, filtered, 'auto', true);
   return out;
 }
 
 /** `auto`'s segments: its tiers' pools, cheapest tier first, each deployment once. Fixed for a catalog, so built once. */
-const AUTO_SEGMENTS = new WeakMap<Catalog, Segment[]>();
-function autoSegments(catalog: Catalog, tiers: readonly string[]): Segment[] {
+const AUTO_SEGMENTS = new WeakMap<Catalog, AutoSegment[]>();
+function autoSegments(catalog: Catalog, tiers: readonly string[]): AutoSegment[] {
   let segments = AUTO_SEGMENTS.get(catalog);
   if (segments !== undefined) return segments;
   segments = [];
   const seen = new Set<string>();
-  for (const tier of tiers) {
-    for (const seg of catalog.aliases.get(tier)?.segments ?? []) {
+  for (let tier = 0; tier < tiers.length; tier++) {
+    for (const seg of catalog.aliases.get(tiers[tier]!)?.segments ?? []) {
       const pool = seg.pool.filter((d) => !seen.has(d.key));
       for (const d of pool) seen.add(d.key);
-      if (pool.length > 0) segments.push({ ...seg, pool, fallback: segments.length > 0 });
+      if (pool.length > 0) segments.push({ ...seg, pool, fallback: segments.length > 0, tier, own: seg.alias === tiers[tier] });
     }
   }
   AUTO_SEGMENTS.set(catalog, segments);
@@ -141,7 +178,7 @@ export function buildChain(catalog: Catalog, model: string, scope: ChainScope, r
     candidates = orderSegments(route.segments, scope, random, filtered);
   } else if (model === 'auto' && catalog.autoTiers) {
     // Tiers are listed cheapest first: the first tier that can serve wins, the rest are fall-backs.
-    candidates = orderSegments(autoSegments(catalog, catalog.autoTiers), scope, random, filtered, 'auto');
+    candidates = orderAuto(autoSegments(catalog, catalog.autoTiers), scope, random, filtered);
   } else {
     const d = catalog.pinned(model);
     if (!d) throw new GatewayError(404, 'model_not_found', `The model '${model}' does not exist: use a configured alias${catalog.autoTiers ? ', auto' : ''} or PROVIDER_ID/MODEL`, 'model');
