@@ -23,3 +23,47 @@ describe('configWarnings: a hosted provider without a key', () => {
     ]);
   });
 });
+
+describe('configWarnings: routing that would quietly not do what the config says', () => {
+  it('names an observation-driven strategy that is not built yet, and what orders the pool instead', () => {
+    const config = parseConfig(
+      {
+        providers: [{ id: 'sim', type: 'simulated' }],
+        models: [
+          { name: 'fast', strategy: 'latency', deployments: [{ provider: 'sim', model: 'a' }] },
+          { name: 'cheap', strategy: 'cost', deployments: [{ provider: 'sim', model: 'b' }] },
+          { name: 'spread', deployments: [{ provider: 'sim', model: 'c' }] },
+          { name: 'busy', strategy: 'least-busy', deployments: [{ provider: 'sim', model: 'd' }] },
+        ],
+      },
+      {},
+    );
+    expect(configWarnings(config)).toEqual([
+      `models[0].strategy: latency is not built yet: 'fast' is ordered by weight (x-switchyard-selection says "weighted (latency pending)")`,
+      `models[3].strategy: least-busy is not built yet: 'busy' is ordered by weight (x-switchyard-selection says "weighted (least-busy pending)")`,
+    ]);
+  });
+
+  it('names each deployment a priceCeiling leaves out of its alias (never chosen there), not those at or under it nor unpriced ones', () => {
+    const config = parseConfig(
+      {
+        providers: [{ id: 'sim', type: 'simulated' }],
+        models: [
+          {
+            name: 'fast',
+            priceCeiling: { input: 1, output: 4 },
+            deployments: [
+              { provider: 'sim', model: 'ok', price: { input: 1, output: 4 } },
+              { provider: 'sim', model: 'out', price: { input: 0.5, output: 6 } },
+              { provider: 'sim', model: 'unpriced' },
+            ],
+          },
+        ],
+      },
+      {},
+    );
+    expect(configWarnings(config)).toEqual([
+      "models[0].deployments[1]: priced above the alias's priceCeiling: 'fast' never uses sim/out",
+    ]);
+  });
+});

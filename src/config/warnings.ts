@@ -2,6 +2,7 @@
  * What a valid config may still get wrong, said at start-up (and by `check`)
  * rather than refused: each is a legitimate choice in some setups.
  */
+import { PENDING_STRATEGIES } from '../routing/strategies/index.js';
 import { API_KEY_HEADERS, DEFAULT_BASE_URLS } from './defaults.js';
 import type { Config, ProviderType } from './types.js';
 
@@ -18,6 +19,21 @@ export function configWarnings(config: Config): string[] {
     const headerKey = Object.keys(p.headers).some((h) => h.toLowerCase() === keyHeader);
     if (KEYED.has(p.type) && p.apiKey === undefined && !headerKey && p.baseUrl === DEFAULT_BASE_URLS[p.type]) {
       out.push(`providers[${i}].apiKey: none for the public ${p.type} API: every request to '${p.id}' will be refused (401) and fail over`);
+    }
+  });
+  config.models.forEach((m, i) => {
+    // Accepted so configs written for them keep working; until they are built, the pool is weighted.
+    if (PENDING_STRATEGIES.has(m.strategy)) {
+      out.push(`models[${i}].strategy: ${m.strategy} is not built yet: '${m.name}' is ordered by weight (x-switchyard-selection says "weighted (${m.strategy} pending)")`);
+    }
+    // The ceiling is a hard filter (routing/catalog.ts): a deployment above it is never chosen for this alias.
+    const c = m.priceCeiling;
+    if (c) {
+      m.deployments.forEach((d, j) => {
+        if (d.price && (d.price.input > c.input || d.price.output > c.output)) {
+          out.push(`models[${i}].deployments[${j}]: priced above the alias's priceCeiling: '${m.name}' never uses ${d.provider}/${d.model}`);
+        }
+      });
     }
   });
   return out;

@@ -13,6 +13,9 @@ const cost: Selector = (pool) => {
   return { ordered: [...pool].sort((a, b) => price(a) - price(b)), reason: 'cost' };
 };
 
+/** Strategies that need live observations not gathered yet: they order by weight, and say so (config warnings name them). */
+export const PENDING_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['latency', 'ttft', 'throughput', 'least-busy', 'usage']);
+
 function pending(name: string): Selector {
   return (pool, random) => ({ ordered: weighted(pool, random).ordered, reason: `weighted (${name} pending)` });
 }
