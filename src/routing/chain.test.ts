@@ -6,6 +6,7 @@ import { GatewayError } from '../core/errors.js';
 import { Catalog } from './catalog.js';
 import { buildChain, type Candidate, type ChainScope } from './chain.js';
 import { requiresLocal } from './privacy.js';
+import { SELECTORS } from './strategies/index.js';
 import { chatRequirements } from './requirements.js';
 
 /** mulberry32: a small seeded PRNG, so the statistical checks are reproducible. */
@@ -137,6 +138,19 @@ describe('buildChain: an alias', () => {
       ['oa/gpt-4.1-nano', 'cost, rank 2'],
       ['gm/gemini-unpriced', 'cost, rank 3'],
     ]);
+  });
+});
+
+describe('the cost selector', () => {
+  it('sorts a pool once: every request gets the same order without sorting again (prices are fixed at start-up)', () => {
+    const pool = catalog.aliases.get('cheap')!.segments[0]!.pool;
+    const first = SELECTORS.cost(pool, HALF);
+    expect(first.ordered.map((d) => d.key)).toEqual(['gm/gemini-2.5-flash-lite', 'oa/gpt-4.1-nano', 'gm/gemini-unpriced']);
+    expect(SELECTORS.cost(pool, HALF).ordered).toBe(first.ordered);
+    expect(pool.map((d) => d.key)).toEqual(['gm/gemini-unpriced', 'oa/gpt-4.1-nano', 'gm/gemini-2.5-flash-lite']);
+    // A frozen pool is still ordered, per call.
+    const frozen = Object.freeze([...pool]);
+    expect(SELECTORS.cost(frozen, HALF).ordered.map((d) => d.key)).toEqual(first.ordered.map((d) => d.key));
   });
 });
 

@@ -5,13 +5,9 @@
  * so in the selection reason rather than pretending.
  */
 import type { Strategy } from '../../config/types.js';
+import { cost } from './cost.js';
 import type { Selector } from './types.js';
 import { weighted } from './weighted.js';
-
-const cost: Selector = (pool) => {
-  const price = (d: (typeof pool)[number]) => (d.price ? d.price.input + d.price.output : Number.POSITIVE_INFINITY);
-  return { ordered: [...pool].sort((a, b) => price(a) - price(b)), reason: 'cost' };
-};
 
 /** Strategies that need live observations not gathered yet: they order by weight, and say so (config warnings name them). */
 export const PENDING_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['latency', 'ttft', 'throughput', 'least-busy', 'usage']);
