@@ -120,7 +120,7 @@ export class RequestLifecycle {
         throw new GatewayError(403, 'model_not_allowed', `This key may not use the model '${model}'`, 'model');
       }
       this.run.dataClass = effectiveDataClass(this.run.dataClass, header(ctx.headers, 'x-switchyard-data-class'));
-      this.scope = { requirements, localOnly: requiresLocal(this.run.dataClass, key) };
+      this.scope = { requirements, localOnly: requiresLocal(this.run.dataClass, key), dataClass: this.run.dataClass, key };
       this.chain = buildChain(deps.catalog, model, this.scope, deps.random);
       const tokenized = requirements.estimatedTokens >= deps.exactTokensFrom;
       this.estimatedTokens = tokenized ? exactTokens(this.chain[0]!.deployment.model) : requirements.estimatedTokens;

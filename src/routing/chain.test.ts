@@ -409,6 +409,18 @@ describe('buildChain: privacy', () => {
     expect(keys(buildChain(catalog, 'fast', scope([], 10, requiresLocal('confidential', team)), HALF))).toEqual(['ol/llama3.1', 'sim/echo']);
   });
 
+  it("the 403 names what made the request local-only: the key's allowExternal: false for public data, else the data class", () => {
+    const key = config.keys.find((k) => k.id === 'local-only')!;
+    const byKey = gatewayError(() => buildChain(catalog, 'cloud', { ...scope([], 10, true), dataClass: 'public', key }, HALF));
+    expect([byKey.status, byKey.code]).toEqual([403, 'policy_violation']);
+    expect(byKey.message).toBe("The key 'local-only' may use only local deployments (allowExternal: false), and 'cloud' has none");
+    const byClass = gatewayError(() => buildChain(catalog, 'cloud', { ...scope([], 10, true), dataClass: 'restricted', key }, HALF));
+    expect(byClass.message).toBe("The request's data class (restricted) allows only local deployments, and 'cloud' has none");
+    // A 400 lists the external ones for what they are, not as a data-class matter.
+    const mixed = gatewayError(() => buildChain(catalog, 'fast', { ...scope(['prefill'], 10, true), dataClass: 'public', key }, HALF));
+    expect(mixed.message).toContain('oa/gpt-4o-mini: external (only local deployments may serve this request)');
+  });
+
   // Regression (was a bug): orderSegments checks capabilities before locality, so an external deployment
   // that also lacks a capability is filed under "lacks tools" rather than the data class,
   // and the 403 test (every reason mentions the data class) fails: a 400 comes back

@@ -2,10 +2,12 @@
  * Turns one request into its ordered candidate chain. Pure: catalog, request
  * requirements, privacy scope and randomness in; candidates with reasons out.
  */
+import type { DataClass, KeyConfig } from '../config/types.js';
 import type { Random } from '../core/clock.js';
 import { GatewayError } from '../core/errors.js';
 import type { Catalog, Segment } from './catalog.js';
 import type { Deployment } from './deployment.js';
+import { requiresLocal } from './privacy.js';
 import { unmetRequirement, type Requirements } from './requirements.js';
 import { SELECTORS } from './strategies/index.js';
 
@@ -23,6 +25,21 @@ export interface ChainScope {
   requirements: Requirements;
   /** Only local deployments may serve (data class or key policy). */
   localOnly: boolean;
+  /** What made it local-only, for the 403's words: the request's data class, and its key. */
+  dataClass?: DataClass;
+  key?: KeyConfig | null;
+}
+
+/** Why an external deployment was dropped from a local-only request (and how the 403 is recognised). */
+const EXTERNAL = 'external (only local deployments may serve this request)';
+
+/** The 403's reason: the key's allowExternal: false when the data class alone would not keep the request local. */
+function localOnlyReason(scope: ChainScope): string {
+  const key = scope.key;
+  if (key && !key.allowExternal && !(scope.dataClass !== undefined && requiresLocal(scope.dataClass, null))) {
+    return `The key '${key.id}' may use only local deployments (allowExternal: false)`;
+  }
+  return `The request's data class${scope.dataClass !== undefined ? ` (${scope.dataClass})` : ''} allows only local deployments`;
 }
 
 /**
@@ -98,7 +115,7 @@ function orderSegment(
   for (let i = 0; i < ordered.length; i++) {
     const d = ordered[i]!;
     // Locality first: a data-class refusal is a 403 whatever else the deployment lacks.
-    const why = (scope.localOnly && d.provider.locality !== 'local' ? 'external (data class requires local)' : null) ?? unmetRequirement(d, scope.requirements);
+    const why = (scope.localOnly && d.provider.locality !== 'local' ? EXTERNAL : null) ?? unmetRequirement(d, scope.requirements);
     if (why) {
       filtered.push(`${d.key}: ${why}`);
       continue;
@@ -186,8 +203,8 @@ export function buildChain(catalog: Catalog, model: string, scope: ChainScope, r
     candidates = orderSegments(pinnedSegments(d, configured), scope, random, filtered, 'pinned', configured);
   }
   if (candidates.length === 0) {
-    const privacy = filtered.length > 0 && filtered.every((f) => f.includes('data class'));
-    if (privacy) throw new GatewayError(403, 'policy_violation', `The request's data class allows only local deployments, and '${model}' has none`);
+    const privacy = filtered.length > 0 && filtered.every((f) => f.endsWith(EXTERNAL));
+    if (privacy) throw new GatewayError(403, 'policy_violation', `${localOnlyReason(scope)}, and '${model}' has none`);
     throw new GatewayError(400, 'invalid_request', `No deployment of '${model}' can serve this request: ${filtered.join('; ')}`, 'model');
   }
   return candidates;
