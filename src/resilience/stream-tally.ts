@@ -41,6 +41,7 @@ export class StreamTally {
     /** The response's one id (continuation chunks are relabelled with it). */
     private readonly id: string,
     private lastModel: string,
+    /** The response's one `created` (continuation chunks are relabelled with it too). */
     private readonly created: number,
     /** Keep the delivered text (stream resume is on). */
     private readonly keepText: boolean,
@@ -116,8 +117,11 @@ export class StreamTally {
     if (model != null && model !== this.lastModel) this.lastModel = model;
     if (this.continuation) {
       if (!content) return undefined;
-      // One response, one id: continuation chunks are re-labelled (and so re-serialised).
+      // One response, one id and one creation time: continuation chunks are re-labelled (and so
+      // re-serialised). Another deployment's adapter stamps its own `created`, and a client that
+      // keeps the last chunk's fields (the openai SDK's stream helper) saw the time jump mid-answer.
       chunk.id = this.id;
+      chunk.created = this.created;
       delete chunk[RAW_JSON];
     }
     return chunk;

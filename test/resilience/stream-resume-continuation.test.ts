@@ -1,0 +1,72 @@
+/**
+ * What a client reads when a committed stream is continued on another
+ * deployment (stream resume): one response, over real sockets — an
+ * OpenAI-format upstream cut mid-answer, a prefill-capable fallback (here
+ * Anthropic's native API, whose adapter stamps its own id and time) that
+ * continues it, and the official `openai` client reading the gateway.
+ */
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openaiProvider, startGateway } from '../helpers/gateway.js';
+import { chunk, sleep, sseHead, startRawUpstream, type RawHandler } from '../helpers/raw-upstream.js';
+import { startAnthropicServer, type AnthropicServer } from '../servers/anthropic-server.js';
+
+let closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of closers.reverse()) await c();
+  closers = [];
+});
+
+/** Sends "Hello wor" as one response (id chatcmpl-first, created 1700000000), then cuts the connection. */
+const cutsAfterHelloWor: RawHandler = async (res) => {
+  sseHead(res);
+  for (const delta of [{ role: 'assistant', content: '' }, { content: 'Hello ' }, { content: 'wor' }]) {
+    res.write(chunk('p-model', delta).replace(/chatcmpl-raw-\d+/, 'chatcmpl-first'));
+  }
+  await sleep(20);
+  res.destroy();
+};
+
+/**
+ * Alias `chat` over `primary/p-model` (a raw OpenAI-format upstream running `primary`), with
+ * the fallback alias `backup` over `claude/c-model` on a loopback Anthropic server that can
+ * prefill; returns the gateway's client and the Anthropic server.
+ */
+async function cutThenAnthropic(primary: RawHandler = cutsAfterHelloWor): Promise<{ client: OpenAI; claude: AnthropicServer }> {
+  const upstream = await startRawUpstream(primary);
+  closers.push(() => upstream.close());
+  const claude = await startAnthropicServer();
+  closers.push(() => claude.close());
+  const gw = await startGateway(
+    {
+      resilience: { maxRetries: 0, idleTimeoutMs: 1000 },
+      providers: [openaiProvider('primary', upstream.url), { id: 'claude', type: 'anthropic', baseUrl: claude.url, apiKey: '${K}' }],
+      models: [
+        { name: 'chat', deployments: [{ provider: 'primary', model: 'p-model' }], fallbacks: ['backup'] },
+        { name: 'backup', deployments: [{ provider: 'claude', model: 'c-model', capabilities: ['prefill'] }] },
+      ],
+    },
+    { env: { K: 'test-key' } },
+  );
+  closers.push(() => gw.close(0));
+  return { client: new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 }), claude };
+}
+
+describe('a stream resumed on another provider', () => {
+  it('reads as one response: every chunk, the usage chunk included, has the first attempt\'s id and created', async () => {
+    const { client, claude } = await cutThenAnthropic();
+    claude.enqueue({ text: 'ld, how are you?', usage: { input_tokens: 7, output_tokens: 5 } });
+    const stream = await client.chat.completions.create({
+      model: 'chat',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    const chunks = [];
+    for await (const c of stream) chunks.push(c);
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('Hello world, how are you?');
+    expect(new Set(chunks.map((c) => c.id))).toEqual(new Set(['chatcmpl-first']));
+    // The first upstream's stamp: the Anthropic adapter stamps its own chunks with the gateway's clock.
+    expect(new Set(chunks.map((c) => c.created))).toEqual(new Set([1_700_000_000]));
+  });
+});
