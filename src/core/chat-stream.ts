@@ -14,6 +14,7 @@ import type { AttemptInput, Executor } from '../resilience/executor.js';
 import type { Health } from '../resilience/health.js';
 import { LiveStream } from '../resilience/live-stream.js';
 import { openUntilCommit } from '../resilience/stream-attempt.js';
+import { resumeRequest } from './resume-request.js';
 import type { Clock } from './clock.js';
 import { GatewayError } from './errors.js';
 import type { RequestLifecycle } from './request-lifecycle.js';
@@ -82,10 +83,10 @@ export async function chatStream(
     includeUsage: req.stream_options?.include_usage === true,
     choices: typeof req.n === 'number' && req.n > 1 ? req.n : 1,
     promptTokensEstimate: requirements.estimatedTokens - (req.max_completion_tokens ?? req.max_tokens ?? 0),
-    resume: async (prefill) => {
+    resume: async (prefill, spentTokens) => {
       const candidates = resumeCandidates();
       if (candidates.length === 0) throw new GatewayError(503, 'all_candidates_unavailable', 'no prefill-capable candidate');
-      const continued: ChatRequest = { ...req, messages: [...req.messages, { role: 'assistant', content: prefill }] };
+      const continued = resumeRequest(req, prefill, spentTokens);
       run.deadlineAt = clock.now() + resilience.deadlineMs;
       return executor.run(run, candidates, attemptStream(continued, true, run), { estimatedTokens, keepScope: true, failFastAsFailover: true });
     },

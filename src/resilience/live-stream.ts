@@ -54,8 +54,11 @@ export interface LiveStreamOptions {
   /** The answers asked for (`n`): the stream is finished when each has its finish_reason. */
   choices: number;
   promptTokensEstimate: number;
-  /** Continue after a cut: resolves with a committed continuation, or rejects. */
-  resume(prefill: string): Promise<Attempted<Committed>>;
+  /**
+   * Continue after a cut: resolves with a committed continuation, or rejects. `spentTokens`:
+   * the completion tokens of the attempts so far (the broken one's counted if it reported none).
+   */
+  resume(prefill: string, spentTokens: number): Promise<Attempted<Committed>>;
   /** Called once per attempt (the first and each continuation), when it is over: its trace is final then. */
   onAttemptEnd(attempt: Attempted<Committed>): void;
   /** Called once, when the stream is over for whatever reason. */
@@ -305,7 +308,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     if (note) return this.fail(new StreamBrokenError(err, delivered, note));
     this.resumes++;
     this.phase = 'resuming';
-    this.resuming = this.o.resume(this.tally.delivered()).then(
+    this.resuming = this.o.resume(this.tally.delivered(), this.tally.usage().completion_tokens).then(
       (next) => {
         this.resuming = undefined;
         if (this.closed) {

@@ -69,4 +69,15 @@ describe('a stream resumed on another provider', () => {
     // The first upstream's stamp: the Anthropic adapter stamps its own chunks with the gateway's clock.
     expect(new Set(chunks.map((c) => c.created))).toEqual(new Set([1_700_000_000]));
   });
+
+  it('asks the continuation only for what is left of the client\'s max_tokens, not the whole budget again', async () => {
+    const { client, claude } = await cutThenAnthropic();
+    claude.enqueue({ text: 'ld.' });
+    const stream = await client.chat.completions.create({ model: 'chat', stream: true, max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] });
+    let text = '';
+    for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+    expect(text).toBe('Hello world.');
+    // The cut attempt reported no usage: its 9 characters count as 3 tokens (4 characters a token).
+    expect(claude.requests[0]!.body!.max_tokens).toBe(17);
+  });
 });
