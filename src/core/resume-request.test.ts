@@ -18,4 +18,20 @@ describe('resumeRequest', () => {
     expect(resumeRequest({ ...base, max_tokens: 20 }, 'x', 25).max_tokens).toBe(1);
     expect(resumeRequest({ ...base, max_tokens: null }, 'x', 3).max_tokens).toBeNull();
   });
+
+  it('extends the client\'s own prefill (a conversation ending with an assistant message) instead of adding a second assistant turn', () => {
+    const prefix = { role: 'assistant' as const, content: '{"name": "', prefix: true };
+    expect(resumeRequest({ ...base, messages: [...base.messages, prefix] }, 'Ada", "a', 3).messages).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: '{"name": "Ada", "a', prefix: true },
+    ]);
+    const parts = { role: 'assistant' as const, content: [{ type: 'text', text: 'Hello ' }] };
+    expect(resumeRequest({ ...base, messages: [...base.messages, parts] }, 'wor', 1).messages.at(-1)).toEqual({ role: 'assistant', content: 'Hello wor' });
+  });
+
+  it('appends the delivered text after an assistant turn that called tools: that turn is not a prefill', () => {
+    const called = { role: 'assistant' as const, content: null, tool_calls: [{ id: 'c1', type: 'function' as const, function: { name: 'f', arguments: '{}' } }] };
+    const out = resumeRequest({ ...base, messages: [...base.messages, called] }, 'Hel', 1);
+    expect(out.messages.slice(1)).toEqual([called, { role: 'assistant', content: 'Hel' }]);
+  });
 });

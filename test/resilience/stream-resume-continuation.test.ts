@@ -29,27 +29,33 @@ const cutsAfterHelloWor: RawHandler = async (res) => {
 
 /**
  * Alias `chat` over `primary/p-model` (a raw OpenAI-format upstream running `primary`), with
- * the fallback alias `backup` over `claude/c-model` on a loopback Anthropic server that can
- * prefill; returns the gateway's client and the Anthropic server.
+ * the fallback alias `backup` over `second/s-model`, which can prefill: `second` is the
+ * provider entry without its id (type, baseUrl…). Returns an `openai` client of the gateway.
  */
-async function cutThenAnthropic(primary: RawHandler = cutsAfterHelloWor): Promise<{ client: OpenAI; claude: AnthropicServer }> {
+async function resumeGateway(primary: RawHandler, second: Record<string, unknown>): Promise<OpenAI> {
   const upstream = await startRawUpstream(primary);
   closers.push(() => upstream.close());
-  const claude = await startAnthropicServer();
-  closers.push(() => claude.close());
   const gw = await startGateway(
     {
       resilience: { maxRetries: 0, idleTimeoutMs: 1000 },
-      providers: [openaiProvider('primary', upstream.url), { id: 'claude', type: 'anthropic', baseUrl: claude.url, apiKey: '${K}' }],
+      providers: [openaiProvider('primary', upstream.url), { id: 'second', ...second }],
       models: [
         { name: 'chat', deployments: [{ provider: 'primary', model: 'p-model' }], fallbacks: ['backup'] },
-        { name: 'backup', deployments: [{ provider: 'claude', model: 'c-model', capabilities: ['prefill'] }] },
+        { name: 'backup', deployments: [{ provider: 'second', model: 's-model', capabilities: ['prefill'] }] },
       ],
     },
     { env: { K: 'test-key' } },
   );
   closers.push(() => gw.close(0));
-  return { client: new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 }), claude };
+  return new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 });
+}
+
+/** `resumeGateway` whose prefill-capable fallback is a loopback Anthropic server (native API). */
+async function cutThenAnthropic(primary: RawHandler = cutsAfterHelloWor): Promise<{ client: OpenAI; claude: AnthropicServer }> {
+  const claude = await startAnthropicServer();
+  closers.push(() => claude.close());
+  const client = await resumeGateway(primary, { type: 'anthropic', baseUrl: claude.url, apiKey: '${K}' });
+  return { client, claude };
 }
 
 describe('a stream resumed on another provider', () => {
@@ -79,5 +85,37 @@ describe('a stream resumed on another provider', () => {
     expect(text).toBe('Hello world.');
     // The cut attempt reported no usage: its 9 characters count as 3 tokens (4 characters a token).
     expect(claude.requests[0]!.body!.max_tokens).toBe(17);
+  });
+
+  it('a conversation ending with the client\'s own prefill is continued from that prefill and the text delivered, as one assistant message', async () => {
+    const second = await startRawUpstream(async (res) => {
+      sseHead(res);
+      res.write(chunk('s-model', { content: '"age": 36}' }));
+      res.write(chunk('s-model', {}, 'stop'));
+      res.end('data: [DONE]\n\n');
+    });
+    closers.push(() => second.close());
+    const client = await resumeGateway(async (res) => {
+      sseHead(res);
+      res.write(chunk('p-model', { role: 'assistant', content: 'Ada", ' }));
+      await sleep(20);
+      res.destroy();
+    }, { type: 'openai', baseUrl: second.url });
+    const stream = await client.chat.completions.create({
+      model: 'chat',
+      stream: true,
+      messages: [
+        { role: 'user', content: 'Ada, 36, as JSON' },
+        { role: 'assistant', content: '{"name": "' },
+      ],
+    });
+    let text = '';
+    for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+    expect(text).toBe('Ada", "age": 36}');
+    // One assistant turn to continue, not the client's prefill as a finished turn and the delivered text as another.
+    expect(second.hits[0]!.body.messages).toEqual([
+      { role: 'user', content: 'Ada, 36, as JSON' },
+      { role: 'assistant', content: '{"name": "Ada", ' },
+    ]);
   });
 });
