@@ -76,6 +76,19 @@ describe('StreamTally', () => {
     expect(t.usageOut()).toMatchObject({ id: 'resp-id', choices: [], usage: { prompt_tokens: 103, completion_tokens: 11, total_tokens: 114 } });
   });
 
+  it('a continuation passes on nothing that is its attempt\'s alone: a chunk without choices or usage, the usage on a chunk with choices', () => {
+    const t = new StreamTally('resp-id', 'm', 1, true);
+    t.take(chunk({ content: 'Hel' }));
+    t.closeAttempt(10);
+    t.continuation = true;
+    expect(t.take(chunk({}, null, { choices: [], prompt_filter_results: [] } as Partial<ChatCompletionChunk>))).toBeUndefined();
+    const out = t.take(chunk({ content: 'lo' }, 'stop', { usage: { prompt_tokens: 12, completion_tokens: 1, total_tokens: 13 } }))!;
+    expect(out.usage).toBeNull();
+    t.closeAttempt(10);
+    // Its usage still counts in the total.
+    expect(t.usage()).toEqual({ prompt_tokens: 22, completion_tokens: 2, total_tokens: 24 });
+  });
+
   it('keeps the delivered text exactly across many pieces, only for choice 0 and only when asked', () => {
     const t = new StreamTally('r', 'm', 1, true);
     const pieces = Array.from({ length: 300 }, (_, i) => `${i},`);

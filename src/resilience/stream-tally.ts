@@ -80,7 +80,8 @@ export class StreamTally {
         this.usageChunk = chunk;
         return undefined;
       }
-      return chunk;
+      // Nothing of the answer (an Azure prompt_filter_results chunk): a continuation's, under its own id, is dropped.
+      return this.continuation ? undefined : chunk;
     }
     let content = false;
     for (let i = 0; i < choices.length; i++) {
@@ -122,6 +123,10 @@ export class StreamTally {
       // keeps the last chunk's fields (the openai SDK's stream helper) saw the time jump mid-answer.
       chunk.id = this.id;
       chunk.created = this.created;
+      // Usage on a chunk with choices (some OpenAI-compatible servers put it on the finish chunk)
+      // is this attempt's alone: the client read it as the answer's, and got a second usage
+      // object besides the usage chunk that sums every attempt.
+      if (chunk.usage != null) chunk.usage = null;
       delete chunk[RAW_JSON];
     }
     return chunk;

@@ -7,6 +7,7 @@
  */
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
+import { assembleStream } from '../helpers/assemble-stream.js';
 import { openaiProvider, startGateway } from '../helpers/gateway.js';
 import { chunk, sleep, sseHead, startRawUpstream, type RawHandler } from '../helpers/raw-upstream.js';
 import { startAnthropicServer, type AnthropicServer } from '../servers/anthropic-server.js';
@@ -117,5 +118,29 @@ describe('a stream resumed on another provider', () => {
       { role: 'user', content: 'Ada, 36, as JSON' },
       { role: 'assistant', content: '{"name": "Ada", ' },
     ]);
+  });
+
+  it('with include_usage has one usage, the total of both attempts: a continuation reporting its own on its finish chunk does not pass it on', async () => {
+    const second = await startRawUpstream(async (res) => {
+      sseHead(res);
+      res.write(chunk('s-model', { content: 'ld.' }));
+      res.write(chunk('s-model', {}, 'stop', { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 }));
+      res.end('data: [DONE]\n\n');
+    });
+    closers.push(() => second.close());
+    const client = await resumeGateway(cutsAfterHelloWor, { type: 'openai', baseUrl: second.url });
+    const stream = await client.chat.completions.create({
+      model: 'chat',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    const { out, chunks } = await assembleStream(stream);
+    expect(out.content).toBe('Hello world.');
+    const withUsage = chunks.filter((c) => c.usage != null);
+    expect(withUsage).toHaveLength(1);
+    expect(withUsage[0]!.choices).toEqual([]);
+    // The cut attempt's 9 characters count as 3 tokens; the continuation reported 2.
+    expect(withUsage[0]!.usage!.completion_tokens).toBe(5);
   });
 });
