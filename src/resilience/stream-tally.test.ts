@@ -114,6 +114,17 @@ describe('StreamTally', () => {
     expect(t.deliveredChars).toBe(pieces.join('').length);
   });
 
+  it('passes on a continuation\'s refusal, which is part of the answer like its content', () => {
+    const t = new StreamTally('resp-id', 'm', 1, true);
+    t.take(chunk({ content: 'Sure: ' }));
+    t.closeAttempt(10);
+    t.continuation = true;
+    expect(t.take(chunk({ role: 'assistant', content: null, refusal: "I can't help with that." }))).toMatchObject({
+      id: 'resp-id',
+      choices: [{ delta: { content: null, refusal: "I can't help with that." } }],
+    });
+  });
+
   it('notes tool calls', () => {
     const t = new StreamTally('r', 'm', 1, true);
     t.take(chunk({ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'f', arguments: '' } }] }));

@@ -106,6 +106,8 @@ export class StreamTally {
             }
           }
         }
+        // A refusal is the answer too (as at the commit point): a continuation's was dropped unseen.
+        if (typeof d.refusal === 'string' && d.refusal.length > 0) content = true;
         if (this.continuation && d.role) delete d.role;
       }
       if (ch.finish_reason) {

@@ -143,4 +143,19 @@ describe('a stream resumed on another provider', () => {
     // The cut attempt's 9 characters count as 3 tokens; the continuation reported 2.
     expect(withUsage[0]!.usage!.completion_tokens).toBe(5);
   });
+
+  it('passes on a continuation that refuses (a refusal delta) rather than drop it and end with a bare finish', async () => {
+    const second = await startRawUpstream(async (res) => {
+      sseHead(res);
+      res.write(chunk('s-model', { role: 'assistant', content: null, refusal: "I can't continue this." }));
+      res.write(chunk('s-model', {}, 'stop'));
+      res.end('data: [DONE]\n\n');
+    });
+    closers.push(() => second.close());
+    const client = await resumeGateway(cutsAfterHelloWor, { type: 'openai', baseUrl: second.url });
+    const stream = await client.chat.completions.create({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    const { out, chunks } = await assembleStream(stream);
+    expect(out.content).toBe('Hello wor');
+    expect(chunks.map((c) => c.choices[0]?.delta.refusal).filter(Boolean)).toEqual(["I can't continue this."]);
+  });
 });
