@@ -1,15 +1,16 @@
 /**
  * What a client reads when a committed stream is continued on another
  * deployment (stream resume): one response, over real sockets — an
- * OpenAI-format upstream cut mid-answer, a prefill-capable fallback (here
- * Anthropic's native API, whose adapter stamps its own id and time) that
- * continues it, and the official `openai` client reading the gateway.
+ * OpenAI-format upstream cut mid-answer, a prefill-capable fallback that
+ * continues it (Anthropic's native API, whose adapter stamps its own id and
+ * time, or another OpenAI-format upstream), and the official `openai` client
+ * reading the gateway.
  */
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assembleStream } from '../helpers/assemble-stream.js';
 import { openaiProvider, startGateway } from '../helpers/gateway.js';
-import { chunk, sleep, sseHead, startRawUpstream, type RawHandler } from '../helpers/raw-upstream.js';
+import { chunk, sleep, sseHead, startRawUpstream, type RawHandler, type RawUpstream } from '../helpers/raw-upstream.js';
 import { startAnthropicServer, type AnthropicServer } from '../servers/anthropic-server.js';
 
 let closers: (() => Promise<void>)[] = [];
@@ -59,6 +60,18 @@ async function cutThenAnthropic(primary: RawHandler = cutsAfterHelloWor): Promis
   return { client, claude };
 }
 
+/** `resumeGateway` whose prefill-capable fallback is an OpenAI-format upstream that answers with `events`, then `[DONE]`. */
+async function cutThenOpenAI(primary: RawHandler, ...events: string[]): Promise<{ client: OpenAI; second: RawUpstream }> {
+  const second = await startRawUpstream((res) => {
+    sseHead(res);
+    for (const e of events) res.write(e);
+    res.end('data: [DONE]\n\n');
+  });
+  closers.push(() => second.close());
+  const client = await resumeGateway(primary, { type: 'openai', baseUrl: second.url });
+  return { client, second };
+}
+
 describe('a stream resumed on another provider', () => {
   it('reads as one response: every chunk, the usage chunk included, has the first attempt\'s id and created', async () => {
     const { client, claude } = await cutThenAnthropic();
@@ -89,19 +102,16 @@ describe('a stream resumed on another provider', () => {
   });
 
   it('a conversation ending with the client\'s own prefill is continued from that prefill and the text delivered, as one assistant message', async () => {
-    const second = await startRawUpstream(async (res) => {
-      sseHead(res);
-      res.write(chunk('s-model', { content: '"age": 36}' }));
-      res.write(chunk('s-model', {}, 'stop'));
-      res.end('data: [DONE]\n\n');
-    });
-    closers.push(() => second.close());
-    const client = await resumeGateway(async (res) => {
-      sseHead(res);
-      res.write(chunk('p-model', { role: 'assistant', content: 'Ada", ' }));
-      await sleep(20);
-      res.destroy();
-    }, { type: 'openai', baseUrl: second.url });
+    const { client, second } = await cutThenOpenAI(
+      async (res) => {
+        sseHead(res);
+        res.write(chunk('p-model', { role: 'assistant', content: 'Ada", ' }));
+        await sleep(20);
+        res.destroy();
+      },
+      chunk('s-model', { content: '"age": 36}' }),
+      chunk('s-model', {}, 'stop'),
+    );
     const stream = await client.chat.completions.create({
       model: 'chat',
       stream: true,
@@ -121,14 +131,11 @@ describe('a stream resumed on another provider', () => {
   });
 
   it('with include_usage has one usage, the total of both attempts: a continuation reporting its own on its finish chunk does not pass it on', async () => {
-    const second = await startRawUpstream(async (res) => {
-      sseHead(res);
-      res.write(chunk('s-model', { content: 'ld.' }));
-      res.write(chunk('s-model', {}, 'stop', { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 }));
-      res.end('data: [DONE]\n\n');
-    });
-    closers.push(() => second.close());
-    const client = await resumeGateway(cutsAfterHelloWor, { type: 'openai', baseUrl: second.url });
+    const { client } = await cutThenOpenAI(
+      cutsAfterHelloWor,
+      chunk('s-model', { content: 'ld.' }),
+      chunk('s-model', {}, 'stop', { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 }),
+    );
     const stream = await client.chat.completions.create({
       model: 'chat',
       stream: true,
@@ -145,14 +152,11 @@ describe('a stream resumed on another provider', () => {
   });
 
   it('passes on a continuation that refuses (a refusal delta) rather than drop it and end with a bare finish', async () => {
-    const second = await startRawUpstream(async (res) => {
-      sseHead(res);
-      res.write(chunk('s-model', { role: 'assistant', content: null, refusal: "I can't continue this." }));
-      res.write(chunk('s-model', {}, 'stop'));
-      res.end('data: [DONE]\n\n');
-    });
-    closers.push(() => second.close());
-    const client = await resumeGateway(cutsAfterHelloWor, { type: 'openai', baseUrl: second.url });
+    const { client } = await cutThenOpenAI(
+      cutsAfterHelloWor,
+      chunk('s-model', { role: 'assistant', content: null, refusal: "I can't continue this." }),
+      chunk('s-model', {}, 'stop'),
+    );
     const stream = await client.chat.completions.create({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] });
     const { out, chunks } = await assembleStream(stream);
     expect(out.content).toBe('Hello wor');
