@@ -150,8 +150,12 @@ export async function runSoak(seconds: number, concurrency = 16, log: (line: str
   return report;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '600' }, concurrency: { type: 'string', default: '16' } } });
+async function cli(): Promise<void> {
+  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '600' }, concurrency: { type: 'string', default: '16' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help) {
+    console.log('npm run soak [-- --seconds N (600)] [--concurrency N (16)]');
+    return;
+  }
   const seconds = Number(values.seconds);
   console.log(`soak: ${seconds} s at concurrency ${values.concurrency}; two faulty upstreams and one healthy, behind one alias`);
   const r = await runSoak(seconds, Number(values.concurrency), (l) => console.log(l));
@@ -162,3 +166,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   console.log(`heap after GC: start ${r.heapBeforeMb} MB, every 10 s ${r.heapSamplesMb.join(' ')}, end of traffic ${r.heapEndMb} MB (${r.tracesHeld} traces held), after close ${r.heapAfterMb} MB`);
   process.exitCode = errors === 0 ? 0 : 1;
 }
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await cli();
