@@ -113,13 +113,14 @@ it('a client that stops reading for longer than idleTimeoutMs still gets the who
   const { s, received } = await pausedClient(gw!.port);
   client = s;
   // Settled: the gateway's socket to the client is full and stays so (nothing more moves into
-  // the kernel), and the upstream waits on the gateway, which stopped reading it.
+  // the kernel), and the upstream waits on the gateway, which stopped reading it — or, where
+  // loopback buffers grow large enough (a loaded machine), has put all it had into them unread.
   let queued = -1;
   await expect
     .poll(
       () => {
         const c = served[0]!;
-        const settled = c.writableNeedDrain && flow.blocked && c.writableLength === queued;
+        const settled = c.writableNeedDrain && (flow.blocked || flow.written === PIECES) && c.writableLength === queued;
         queued = c.writableLength;
         return settled;
       },
@@ -147,7 +148,8 @@ it('a client that takes nothing for sendTimeoutMs is gone: the stream ends as th
   client = s;
   // The virtual clock never moves: only the send timeout can end this.
   await expect.poll(() => flow.closed, { timeout: 5000 }).toBe(true);
-  expect(flow.written).toBeLessThan(PIECES);
+  // Not `written < PIECES`: where loopback buffers grow large (a loaded machine) the upstream
+  // puts all it has into them unread. The trace says the gateway ended the attempt for the client.
   await expect.poll(() => traced.length).toBe(1);
   expect(traced[0]).toMatchObject({ status: 200, streamOutcome: 'client_aborted', resumed: false });
   expect(traced[0]!.attempts).toEqual([expect.objectContaining({ errorType: 'aborted' })]);
