@@ -10,8 +10,9 @@
  * strings, its start time a number and its id (a UUID, unless the client sent
  * its own) four words: nothing of it is a heap object. Anything else (retries,
  * failures with messages, strings beyond the interner's bound) is kept as the
- * object itself; the interner is rebuilt from the live records when it fills. Reads rebuild records; they serve an admin endpoint, not the
- * request path, and may scan the whole ring (a few thousand comparisons).
+ * object itself; the interner is rebuilt from the live records when it fills.
+ * Reads rebuild records; they serve an admin endpoint, not the request path,
+ * and may scan the whole ring (a few thousand comparisons).
  */
 import { ID_WORDS, type AttemptTrace, type TraceRecord } from './events.js';
 import { Interner } from './interner.js';
