@@ -2,6 +2,7 @@
  * What a valid config may still get wrong, said at start-up (and by `check`)
  * rather than refused: each is a legitimate choice in some setups.
  */
+import { abovePriceCeiling } from '../routing/catalog.js';
 import { PENDING_STRATEGIES } from '../routing/strategies/index.js';
 import { API_KEY_HEADERS, DEFAULT_BASE_URLS } from './defaults.js';
 import type { Config, ProviderType } from './types.js';
@@ -27,14 +28,11 @@ export function configWarnings(config: Config): string[] {
       out.push(`models[${i}].strategy: ${m.strategy} is not built yet: '${m.name}' is ordered by weight (x-switchyard-selection says "weighted (${m.strategy} pending)")`);
     }
     // The ceiling is a hard filter (routing/catalog.ts): a deployment above it is never chosen for this alias.
-    const c = m.priceCeiling;
-    if (c) {
-      m.deployments.forEach((d, j) => {
-        if (d.price && (d.price.input > c.input || d.price.output > c.output)) {
-          out.push(`models[${i}].deployments[${j}]: priced above the alias's priceCeiling: '${m.name}' never uses ${d.provider}/${d.model}`);
-        }
-      });
-    }
+    m.deployments.forEach((d, j) => {
+      if (abovePriceCeiling(d.price, m.priceCeiling)) {
+        out.push(`models[${i}].deployments[${j}]: priced above the alias's priceCeiling: '${m.name}' never uses ${d.provider}/${d.model}`);
+      }
+    });
   });
   return out;
 }

@@ -4,7 +4,7 @@
  * ordered segments (its own pool, then each fallback alias's, recursively,
  * without repeats). Per request only the order inside a pool is decided.
  */
-import type { Config, ModelConfig, ProviderConfig, Strategy } from '../config/types.js';
+import type { Config, ModelConfig, Price, ProviderConfig, Strategy } from '../config/types.js';
 import { makeDeployment, type Deployment } from './deployment.js';
 
 export interface Segment {
@@ -26,6 +26,11 @@ export interface AliasRoute {
 /** Pinned models a provider gives a state of their own; beyond them, one shared state (see Catalog.pinnedState). */
 const MAX_OWN_PINNED = 32;
 
+/** A deployment priced above its alias's ceiling is never chosen for it (also the start-up warning's test). */
+export function abovePriceCeiling(price: Price | undefined, ceiling: Price | undefined): boolean {
+  return ceiling !== undefined && price !== undefined && (price.input > ceiling.input || price.output > ceiling.output);
+}
+
 export class Catalog {
   readonly providers = new Map<string, ProviderConfig>();
   readonly aliases = new Map<string, AliasRoute>();
@@ -45,8 +50,7 @@ export class Catalog {
         const provider = this.providers.get(dc.provider)!;
         // Each alias keeps its own view (weight, price, capabilities); runtime state is keyed by `key`, so it is still shared.
         const d = makeDeployment(provider, dc, config.resilience);
-        const ceiling = m.priceCeiling;
-        if (ceiling && d.price && (d.price.input > ceiling.input || d.price.output > ceiling.output)) {
+        if (abovePriceCeiling(d.price, m.priceCeiling)) {
           this.excluded.push(`${m.name}: ${d.key} (price above the alias's priceCeiling)`);
           continue;
         }
