@@ -246,7 +246,10 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
     const chain = life.chain.filter((c) => adapters.get(c.deployment.provider.id)!.embeddings !== undefined);
     try {
       if (chain.length === 0) throw new GatewayError(400, 'invalid_request', `No deployment of '${req.model}' supports embeddings`, 'model');
-      const done = await executor.run(run, chain, buffered(run, (a, ctx) => a.embeddings!(req, ctx)), { estimatedTokens: life.estimatedTokens });
+      const done = await executor.run(run, chain, buffered(run, (a, ctx) => a.embeddings!(req, ctx)), {
+        estimatedTokens: life.estimatedTokens,
+        callsFor: embeddingCalls(req),
+      });
       const answer = done.value;
       const u = usageOf(answer);
       run.usage = u ? { prompt_tokens: u.prompt_tokens, completion_tokens: 0, total_tokens: u.total_tokens } : undefined;
@@ -257,6 +260,21 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
       life.fail(err);
       throw err;
     }
+  }
+
+  /**
+   * Calls an embeddings attempt makes on a deployment whose provider caps the texts a call
+   * carries (Gemini 100, Cohere 96): each is a request to the upstream's rpm, so each is paced.
+   * Undefined when every attempt is one call.
+   */
+  function embeddingCalls(req: EmbeddingsRequest): ((d: Deployment) => number) | undefined {
+    const input = req.input;
+    const texts = Array.isArray(input) && typeof input[0] !== 'number' ? input.length : 1;
+    if (texts <= 1) return undefined;
+    return (d) => {
+      const batch = adapters.get(d.provider.id)!.embeddingBatch;
+      return batch !== undefined && texts > batch ? Math.ceil(texts / batch) : 1;
+    };
   }
 
   function models(): ModelList {

@@ -10,7 +10,7 @@ import type { Candidate } from '../routing/chain.js';
 import type { Deployment } from '../routing/deployment.js';
 import type { CapacityGate } from '../resilience/executor.js';
 import type { RequestRun } from '../resilience/run.js';
-import { isThrottled, Pacer } from './pacer.js';
+import { isThrottled, Pacer, type CallsFor } from './pacer.js';
 import { WaitGate } from './wait-gate.js';
 
 export class LimitsGate implements CapacityGate {
@@ -28,18 +28,18 @@ export class LimitsGate implements CapacityGate {
     this.maxWaitMs = config.resilience.throttleMaxWaitMs;
   }
 
-  acquire(d: Deployment, _run: RequestRun, tokens: number, now = this.clock.now()) {
-    const r = this.pacer.tryAcquire(d, tokens, now);
+  acquire(d: Deployment, _run: RequestRun, tokens: number, now = this.clock.now(), calls = 1) {
+    const r = this.pacer.tryAcquire(d, tokens, now, calls);
     if (!isThrottled(r)) return { ok: true as const, lease: r };
     this.bus.emit('throttle', { deployment: d.key, waitedMs: 0, outcome: 'skipped' });
     return { ok: false as const, retryAt: now + r.waitMs };
   }
 
-  async wait(candidates: readonly Candidate[], run: RequestRun, tokens: number) {
+  async wait(candidates: readonly Candidate[], run: RequestRun, tokens: number, callsFor?: CallsFor) {
     const deps = candidates.map((c) => c.deployment);
     const budget = Math.min(this.maxWaitMs, run.deadlineAt - this.clock.now());
     const t0 = this.clock.now();
-    const g = await this.waitGate.wait(deps, tokens, Math.max(0, budget), run.signal).catch((err: unknown) => {
+    const g = await this.waitGate.wait(deps, tokens, Math.max(0, budget), run.signal, callsFor).catch((err: unknown) => {
       // The request ended while it waited (the client left, the deadline, the shutdown): a wait
       // with an outcome too, or the counter's outcomes would not add up to the waits begun.
       this.bus.emit('throttle', { deployment: deps[0]!.key, waitedMs: this.clock.now() - t0, outcome: 'aborted' });

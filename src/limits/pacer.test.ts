@@ -46,6 +46,28 @@ describe('Pacer', () => {
     expect(sent).toBe(60);
   });
 
+  it('counts every call of an attempt made as several (batched embeddings), and gives them all back on cancel', async () => {
+    const clock = new VirtualClock();
+    const pacer = new Pacer(limits(), clock);
+    const d = deployment(provider('p', { rpm: 60 }), 'm'); // burst 10, 1/s, 60 a minute
+    const first = lease(pacer.tryAcquire(d, 1, clock.now(), 4));
+    lease(pacer.tryAcquire(d, 1, clock.now(), 4));
+    // 8 of the burst's 10 are taken: 4 more need 2 s of refill, 2 fit now.
+    expect(waitOf(pacer.tryAcquire(d, 1, clock.now(), 4))).toBe(2_000);
+    first.cancel();
+    lease(pacer.tryAcquire(d, 1, clock.now(), 4));
+    expect(pacer.waitMs(d, 1, 4)).toBe(2_000);
+    expect(pacer.waitMs(d, 1, 2)).toBe(0);
+    // More calls than the burst holds: it goes when the bucket is full and leaves a debt.
+    await clock.advance(10_000);
+    lease(pacer.tryAcquire(d, 1, clock.now(), 25));
+    expect(pacer.waitMs(d, 1)).toBe(16_000);
+    // The rolling minute counts all 33 calls: 27 more fit in it, not 59.
+    await clock.advance(60_000 - 10_000 - 1_000);
+    expect(pacer.waitMs(d, 1, 27)).toBe(0);
+    expect(pacer.waitMs(d, 1, 28)).toBeGreaterThan(0);
+  });
+
   it('is all-or-nothing across the provider and the deployment', () => {
     const pacer = new Pacer(limits(), new VirtualClock());
     const p = provider('p', { rpm: 10 });

@@ -35,6 +35,9 @@ export interface Acquired {
   readonly index: number;
 }
 
+/** Upstream calls one attempt on a deployment makes (1 unless an embeddings request is split into batches). */
+export type CallsFor = (dep: Deployment) => number;
+
 export function isThrottled(r: Lease | Throttled): r is Throttled {
   return (r as Throttled).waitMs !== undefined;
 }
@@ -74,43 +77,45 @@ export class Pacer {
   /**
    * Take capacity on `dep` for one attempt of about `tokens`, or say how long
    * until there is some. `now`: the caller's clock reading, when it has just taken one.
+   * `calls`: the upstream calls the attempt makes (an embeddings request split into
+   * batches); each counts against the request limits.
    */
-  tryAcquire(dep: Deployment, estimatedTokens: number, now = this.clock.now()): Lease | Throttled {
+  tryAcquire(dep: Deployment, estimatedTokens: number, now = this.clock.now(), calls = 1): Lease | Throttled {
     const tokens = estimatedTokens > 0 ? estimatedTokens : 0; // NaN and negatives count as nothing
     const st = this.state(dep);
-    const wait = this.waitFor(st, tokens, now);
+    const wait = this.waitFor(st, tokens, now, calls);
     if (wait > 0) return { waitMs: wait };
-    st.provider.take(tokens, now);
-    st.own.take(tokens, now);
-    st.requests.take(1, now);
+    st.provider.take(tokens, now, calls);
+    st.own.take(tokens, now, calls);
+    st.requests.take(calls, now);
     st.tokens.take(tokens, now);
-    st.inFlight++;
+    st.inFlight += calls;
     st.inFlightTokens += tokens;
-    return new PacerLease(st, tokens, now);
+    return new PacerLease(st, tokens, now, calls);
   }
 
   /** The first of `deps`, in order, with capacity now; else the earliest wait among them. */
-  acquireFirst(deps: readonly Deployment[], tokens: number): Acquired | Throttled {
+  acquireFirst(deps: readonly Deployment[], tokens: number, callsFor?: CallsFor): Acquired | Throttled {
     let earliest = Number.POSITIVE_INFINITY;
     for (let i = 0; i < deps.length; i++) {
-      const r = this.tryAcquire(deps[i]!, tokens);
+      const r = this.tryAcquire(deps[i]!, tokens, undefined, callsFor ? callsFor(deps[i]!) : 1);
       if (!isThrottled(r)) return { dep: deps[i]!, lease: r, index: i };
       if (r.waitMs < earliest) earliest = r.waitMs;
     }
     return { waitMs: earliest };
   }
 
-  /** Milliseconds until `dep` has room for `tokens` (0: now). Takes nothing. */
-  waitMs(dep: Deployment, tokens: number): number {
-    return this.waitFor(this.state(dep), tokens, this.clock.now());
+  /** Milliseconds until `dep` has room for `tokens` in `calls` calls (0: now). Takes nothing. */
+  waitMs(dep: Deployment, tokens: number, calls = 1): number {
+    return this.waitFor(this.state(dep), tokens, this.clock.now(), calls);
   }
 
   /** The soonest any of `deps` has room (0: one has now); Infinity for none given. For Retry-After. */
-  earliestMs(deps: readonly Deployment[], tokens: number): number {
+  earliestMs(deps: readonly Deployment[], tokens: number, callsFor?: CallsFor): number {
     const now = this.clock.now();
     let earliest = Number.POSITIVE_INFINITY;
     for (const dep of deps) {
-      const w = this.waitFor(this.state(dep), tokens, now);
+      const w = this.waitFor(this.state(dep), tokens, now, callsFor ? callsFor(dep) : 1);
       if (w === 0) return 0;
       if (w < earliest) earliest = w;
     }
@@ -154,11 +159,11 @@ export class Pacer {
     for (let i = 0; i < this.releaseListeners.length; i++) this.releaseListeners[i]!();
   }
 
-  private waitFor(st: DeploymentState, tokens: number, now: number): number {
+  private waitFor(st: DeploymentState, tokens: number, now: number, calls: number): number {
     let w = st.blockedUntil > now ? st.blockedUntil - now : 0;
-    w = Math.max(w, st.provider.waitMs(tokens, now));
-    w = Math.max(w, st.own.waitMs(tokens, now));
-    w = Math.max(w, st.requests.waitMs(1, now));
+    w = Math.max(w, st.provider.waitMs(tokens, now, calls));
+    w = Math.max(w, st.own.waitMs(tokens, now, calls));
+    w = Math.max(w, st.requests.waitMs(calls, now));
     return Math.max(w, st.tokens.waitMs(tokens, now));
   }
 
@@ -187,6 +192,7 @@ class PacerLease implements Lease {
     private readonly st: DeploymentState,
     private readonly tokens: number,
     private readonly at: number,
+    private readonly calls = 1,
   ) {
     this.requestsEpoch = st.requests.epoch;
     this.tokensEpoch = st.tokens.epoch;
@@ -197,7 +203,7 @@ class PacerLease implements Lease {
     this.done = true;
     const st = this.st;
     const pacer = st.pacer;
-    st.inFlight--;
+    st.inFlight -= this.calls;
     st.inFlightTokens -= this.tokens;
     if (actualTokens !== undefined && Number.isFinite(actualTokens) && actualTokens >= 0) {
       const delta = actualTokens - this.tokens;
@@ -221,11 +227,11 @@ class PacerLease implements Lease {
     const st = this.st;
     const pacer = st.pacer;
     const now = pacer.clock.now();
-    st.inFlight--;
+    st.inFlight -= this.calls;
     st.inFlightTokens -= this.tokens;
-    st.provider.giveBack(this.tokens, this.at, now);
-    st.own.giveBack(this.tokens, this.at, now);
-    st.requests.giveBack(1, this.requestsEpoch, now);
+    st.provider.giveBack(this.tokens, this.at, now, this.calls);
+    st.own.giveBack(this.tokens, this.at, now, this.calls);
+    st.requests.giveBack(this.calls, this.requestsEpoch, now);
     st.tokens.giveBack(this.tokens, this.tokensEpoch, now);
     pacer.released();
   }

@@ -22,26 +22,26 @@ export class ScopeLimits {
     this.tokens = this.tpm ? new TokenWindow(this.tpm) : null;
   }
 
-  /** Milliseconds until one request of `tokens` fits every limit here (0: now). */
-  waitMs(tokens: number, now: number): number {
+  /** Milliseconds until one request of `tokens`, sent as `calls` upstream calls, fits every limit here (0: now). */
+  waitMs(tokens: number, now: number, calls = 1): number {
     let w = 0;
-    if (this.bucket) w = this.bucket.waitMs(now);
-    if (this.requests) w = Math.max(w, this.requests.waitMs(1, now));
+    if (this.bucket) w = this.bucket.waitMs(now, calls);
+    if (this.requests) w = Math.max(w, this.requests.waitMs(calls, now));
     if (this.tokens) w = Math.max(w, this.tokens.waitMs(tokens, now));
     return w;
   }
 
-  /** Take one request of `tokens` (after `waitMs` returned 0). */
-  take(tokens: number, now: number): void {
-    this.bucket?.take(now);
-    this.requests?.reserve(1, now);
+  /** Take one request of `tokens` and `calls` calls (after `waitMs` returned 0). */
+  take(tokens: number, now: number, calls = 1): void {
+    this.bucket?.take(now, calls);
+    this.requests?.reserve(calls, now);
     this.tokens?.reserve(tokens, now);
   }
 
   /** Undo a `take` made at `at` for a request that was never sent. */
-  giveBack(tokens: number, at: number, now: number): void {
-    this.bucket?.giveBack();
-    this.requests?.adjust(at, -1, now);
+  giveBack(tokens: number, at: number, now: number, calls = 1): void {
+    this.bucket?.giveBack(calls);
+    this.requests?.adjust(at, -calls, now);
     this.tokens?.adjust(at, -tokens, now);
   }
 

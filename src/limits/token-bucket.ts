@@ -1,6 +1,6 @@
 /**
  * Requests-per-minute pacing as a token bucket: `rpm / 60000` tokens refill per
- * millisecond up to a burst capacity, one token per request.
+ * millisecond up to a burst capacity, one token per request (per upstream call).
  *
  * Why the burst is smaller than `rpm`: a bucket as deep as the whole minute lets
  * a cold deployment fire a minute's worth of requests in one instant, and both
@@ -42,17 +42,23 @@ export class TokenBucket {
     this.level = this.burst;
   }
 
-  /** Milliseconds until one token is available (0: now). Does not take it. */
-  waitMs(now: number): number {
+  /**
+   * Milliseconds until `n` tokens are available (0: now). Does not take them. More than the
+   * burst can never be there at once: such a request (an embeddings request sent as many
+   * calls) goes when the bucket is full, and its take leaves the level below zero, so what
+   * follows waits for the whole debt to refill.
+   */
+  waitMs(now: number, n = 1): number {
     this.refill(now);
-    if (this.level >= 1 - LEVEL_SLACK) return 0;
-    return Math.max(1, Math.ceil((1 - this.level) / this.rate - WAIT_SLACK));
+    const need = n < this.burst ? n : this.burst;
+    if (this.level >= need - LEVEL_SLACK) return 0;
+    return Math.max(1, Math.ceil((need - this.level) / this.rate - WAIT_SLACK));
   }
 
-  /** Take one token unconditionally (call after `waitMs` returned 0). */
-  take(now: number): void {
+  /** Take `n` tokens unconditionally (call after `waitMs` returned 0). */
+  take(now: number, n = 1): void {
     this.refill(now);
-    this.level -= 1;
+    this.level -= n;
   }
 
   /** Take one token if there is one: 0, else the milliseconds until there will be. */
@@ -62,9 +68,9 @@ export class TokenBucket {
     return wait;
   }
 
-  /** Return a token taken for an attempt that was never sent. */
-  giveBack(): void {
-    this.level = Math.min(this.burst, this.level + 1);
+  /** Return the tokens taken for an attempt that was never sent. */
+  giveBack(n = 1): void {
+    this.level = Math.min(this.burst, this.level + n);
   }
 
   /** Tokens available now (for tests and metrics). */

@@ -17,7 +17,7 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Deployment } from '../routing/deployment.js';
 import type { Lease } from './lease.js';
-import type { Pacer } from './pacer.js';
+import type { CallsFor, Pacer } from './pacer.js';
 import type { Signal } from '../core/signal.js';
 
 export const DEFAULT_MAX_WAITERS = 1000;
@@ -31,6 +31,8 @@ interface Waiter {
   /** Identity of the candidate set, for skipping re-checks known to fail. */
   readonly setKey: string;
   readonly tokens: number;
+  /** Calls a candidate's attempt makes (batched embeddings); undefined: one. */
+  readonly callsFor: CallsFor | undefined;
   readonly started: number;
   readonly deadline: number;
   wakeAt: number;
@@ -77,9 +79,10 @@ export class WaitGate {
     tokens: number,
     maxWaitMs: number,
     signal?: Signal,
+    callsFor?: CallsFor,
   ): Promise<GateResult> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const r = this.pacer.acquireFirst(candidates, tokens);
+    const r = this.pacer.acquireFirst(candidates, tokens, callsFor);
     if ('lease' in r) return Promise.resolve({ ok: true, dep: r.dep, lease: r.lease, index: r.index, waitedMs: 0 });
     const wait = Number.isFinite(r.waitMs) ? r.waitMs : 0;
     if (candidates.length === 0 || wait > maxWaitMs) {
@@ -95,6 +98,7 @@ export class WaitGate {
         candidates,
         setKey: candidates.length === 1 ? candidates[0]!.key : candidates.map((d) => d.key).join('\n'),
         tokens,
+        callsFor,
         started: now,
         deadline: now + maxWaitMs,
         wakeAt: now + wait,
@@ -128,22 +132,23 @@ export class WaitGate {
     this.timerAt = Number.POSITIVE_INFINITY;
     const now = this.clock.now();
     // Candidate sets that failed in this pass: capacity only shrinks within it.
-    let failed: Map<string, { tokens: number; wakeAt: number }> | undefined;
+    let failed: Map<string, { tokens: number; wakeAt: number; batched: boolean }> | undefined;
     let next = Number.POSITIVE_INFINITY;
     const kept: Waiter[] = [];
     for (const w of this.waiters) {
       if (w.wakeAt <= now) {
         const known = failed?.get(w.setKey);
-        if (known && known.tokens <= w.tokens) {
+        // A batched waiter's calls per candidate are its own: compared with nobody's.
+        if (known && known.tokens <= w.tokens && !known.batched && w.callsFor === undefined) {
           w.wakeAt = known.wakeAt;
         } else {
-          const r = this.pacer.acquireFirst(w.candidates, w.tokens);
+          const r = this.pacer.acquireFirst(w.candidates, w.tokens, w.callsFor);
           if ('lease' in r) {
             this.settle(w, { ok: true, dep: r.dep, lease: r.lease, index: r.index, waitedMs: now - w.started });
             continue;
           }
           w.wakeAt = now + r.waitMs;
-          (failed ??= new Map()).set(w.setKey, { tokens: w.tokens, wakeAt: w.wakeAt });
+          (failed ??= new Map()).set(w.setKey, { tokens: w.tokens, wakeAt: w.wakeAt, batched: w.callsFor !== undefined });
         }
       }
       if (w.wakeAt > w.deadline) {

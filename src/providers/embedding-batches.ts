@@ -5,8 +5,9 @@
  * a few at a time, and answered as one — vectors in input order, usage
  * summed. The first call to fail stops the rest (those out are aborted, none
  * more is sent) and fails the attempt; the executor then retries or fails
- * over the whole request. The pacer counts such a request once: at most 21
- * calls for the largest request OpenAI allows (docs/rate-limits.md).
+ * over the whole request. The pacer takes capacity for every call before the
+ * first goes (the adapter's `embeddingBatch`; core/gateway.ts embeddingCalls):
+ * at most 21 for the largest request OpenAI allows (docs/rate-limits.md).
  */
 import { Cancellation, type Signal } from '../core/signal.js';
 import type { EmbeddingsResponse } from '../protocol/openai.js';

@@ -87,6 +87,8 @@ export interface ProviderAdapter {
   chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream>;
   /** Absent when the provider has no embeddings API. */
   embeddings?(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult>;
+  /** The most texts one embeddings call carries, when the provider caps it: more are sent as several calls, each paced. */
+  readonly embeddingBatch?: number;
   close(): Promise<void>;
 }
 

@@ -35,10 +35,18 @@ import { UpstreamError } from './upstream-error.js';
 
 /** Capacity check before a call (limits/ plugs in here). */
 export interface CapacityGate {
-  /** `now`: the executor's clock reading for this attempt (the gate need not read the clock again). */
-  acquire(d: Deployment, run: RequestRun, estimatedTokens: number, now?: number): { ok: true; lease: Lease } | { ok: false; retryAt: number };
+  /**
+   * `now`: the executor's clock reading for this attempt (the gate need not read the clock again).
+   * `calls`: the upstream calls the attempt makes (an embeddings request split into batches; default 1).
+   */
+  acquire(d: Deployment, run: RequestRun, estimatedTokens: number, now?: number, calls?: number): { ok: true; lease: Lease } | { ok: false; retryAt: number };
   /** Wait for the earliest of `candidates` to have capacity, bounded by the gate's own limits. */
-  wait?(candidates: readonly Candidate[], run: RequestRun, estimatedTokens: number): Promise<{ candidate: Candidate; lease: Lease } | { retryAt: number }>;
+  wait?(
+    candidates: readonly Candidate[],
+    run: RequestRun,
+    estimatedTokens: number,
+    callsFor?: (d: Deployment) => number,
+  ): Promise<{ candidate: Candidate; lease: Lease } | { retryAt: number }>;
 }
 
 /** Capacity taken for one attempt: `reconcile` once the request was sent, `cancel` if it never was. */
@@ -93,6 +101,8 @@ export interface ChainOptions {
   waited?: boolean;
   /** Stream resume: a candidate that rejects the request is skipped, not the answer. */
   failFastAsFailover?: boolean;
+  /** Upstream calls an attempt on `d` makes, when not one (embeddings sent in batches): pacing counts each. */
+  callsFor?: (d: Deployment) => number;
 }
 
 const SKIP_LABEL = { cooldown: 'cooling down', circuit_open: 'circuit open', throttled: 'throttled' } as const;
@@ -152,7 +162,9 @@ export class Executor {
         let lease: Lease | undefined = reserved;
         reserved = undefined;
         if (this.deps.gate && !lease) {
-          const cap = this.deps.gate.acquire(d, run, opts.estimatedTokens, now);
+          const cap = opts.callsFor
+            ? this.deps.gate.acquire(d, run, opts.estimatedTokens, now, opts.callsFor(d))
+            : this.deps.gate.acquire(d, run, opts.estimatedTokens, now);
           if (!cap.ok) {
             health.release(d.stateKey, admission.probe);
             this.skip(run, cand, 'throttled');
@@ -311,7 +323,7 @@ export class Executor {
     opts: ChainOptions,
   ): Promise<Attempted<T> | { retryAt: number; notFound?: { deployment: string; error: UpstreamError } }> {
     const w0 = performance.now();
-    const got = await this.deps.gate!.wait!(throttled, run, opts.estimatedTokens).catch((e: unknown) => {
+    const got = await this.deps.gate!.wait!(throttled, run, opts.estimatedTokens, opts.callsFor).catch((e: unknown) => {
       run.waitedMs += performance.now() - w0;
       throw asAnswer(e);
     });

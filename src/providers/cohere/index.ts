@@ -30,6 +30,7 @@ import { toolCallIdMaker } from '../tool-call-id.js';
 const SSE_ACCEPT = { accept: 'text/event-stream' };
 
 export class CohereAdapter implements ProviderAdapter {
+  readonly embeddingBatch = COHERE_EMBED_BATCH;
   private readonly http: HttpUpstream;
   private readonly newToolId: () => string;
 

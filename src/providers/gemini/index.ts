@@ -45,6 +45,7 @@ export function modelPath(model: string): string {
 }
 
 export class GeminiAdapter implements ProviderAdapter {
+  readonly embeddingBatch = GEMINI_EMBED_BATCH;
   private readonly http: HttpUpstream;
   private readonly clock: Clock;
   /** Gemini's function calls carry no id; OpenAI clients need one per call, unique in the conversation. */
