@@ -7,7 +7,7 @@
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../config/types.js';
 import type { EventBus } from './events.js';
-import { createLogger, flushLogger, type Logger } from './logger.js';
+import { createLogger, droppedLogLines, flushLogger, type Logger } from './logger.js';
 import { MemoryTraceStore } from './memory-trace-store.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createRequestLogger } from './request-logger.js';
@@ -34,7 +34,7 @@ export function createObservability(bus: EventBus, config: Config, opts: Observa
   const ownLogger = opts.logger === undefined;
   const logger = opts.logger ?? createLogger();
   const traces = createTraceStore(config, logger, opts.clock);
-  const metrics = createMetrics(bus, config, { processMetrics: opts.processMetrics });
+  const metrics = createMetrics(bus, config, { processMetrics: opts.processMetrics, logLinesDropped: () => droppedLogLines(logger) });
   const requestLogger = createRequestLogger(bus, logger);
   // Both stores' add is O(1) and buffered: safe to call inside the emit.
   const offTraces = bus.on('request', (t) => traces.add(t));

@@ -5,9 +5,11 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { attempt, trace } from '../../test/helpers/observability-fixtures.js';
+import { attempt, testConfig, trace } from '../../test/helpers/observability-fixtures.js';
+import { parsePrometheusText, sampleValue } from '../../test/helpers/prom-parse.js';
+import { createObservability } from './create-observability.js';
 import { EventBus } from './events.js';
-import { createLogger, createRequestLogger, createSilentLogger, flushLogger, MAX_LOG_BUFFER_BYTES } from './logger.js';
+import { createLogger, createRequestLogger, createSilentLogger, droppedLogLines, flushLogger, MAX_LOG_BUFFER_BYTES } from './logger.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
@@ -177,6 +179,8 @@ describe('the default destination when stdout is not read', () => {
     const fd = openSync(path, constants.O_RDWR | constants.O_NONBLOCK);
     const logger = createLogger({ fd, level: 'info' });
     const dest = (logger as unknown as Record<symbol, SonicBoomLike>)[pino.symbols.streamSym]!;
+    let drops = 0;
+    dest.on('drop', () => drops++);
     try {
       const pad = 'x'.repeat(400);
       let most = 0;
@@ -187,6 +191,9 @@ describe('the default destination when stdout is not read', () => {
       }
       expect(most).toBeLessThanOrEqual(MAX_LOG_BUFFER_BYTES);
       expect(most).toBeGreaterThan(MAX_LOG_BUFFER_BYTES / 2);
+      // What did not fit was dropped, and counted.
+      expect(drops).toBeGreaterThan(0);
+      expect(droppedLogLines(logger)).toBe(drops);
       // The collector reads again: what waited starts to drain (64 KiB a retry through this pipe).
       const waiting = dest._len;
       readAllAvailable(fd);
@@ -205,10 +212,49 @@ describe('the default destination when stdout is not read', () => {
   });
 });
 
+describe('dropped log lines', () => {
+  it('are counted per destination and read on scrape as switchyard_log_lines_dropped_total', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-log-'));
+    const path = join(dir, 'stdout');
+    execFileSync('mkfifo', [path]);
+    const fd = openSync(path, constants.O_RDWR | constants.O_NONBLOCK);
+    // A small bound, so a few hundred lines overflow it (the default is MAX_LOG_BUFFER_BYTES).
+    const dest = pino.destination({ dest: fd, sync: false, maxLength: 64 * 1024 });
+    const logger = createLogger({ destination: dest, level: 'info' });
+    const obs = createObservability(new EventBus(), testConfig(), { logger });
+    const scrape = async () => sampleValue(parsePrometheusText(await obs.metrics.render()), 'switchyard_log_lines_dropped_total');
+    let drops = 0;
+    dest.on('drop', () => drops++);
+    try {
+      expect(await scrape()).toBe(0);
+      const pad = 'x'.repeat(400);
+      for (let i = 0; i < 2_000; i++) logger.info({ event: 'request', id: i, pad }, 'request');
+      expect(drops).toBeGreaterThan(1_000);
+      expect(droppedLogLines(logger)).toBe(drops);
+      // A child writes to its parent's destination: the same count.
+      expect(droppedLogLines(logger.child({ component: 'x' }))).toBe(drops);
+      expect(await scrape()).toBe(drops);
+      // Read, not added up, on each scrape.
+      expect(await scrape()).toBe(drops);
+      // A destination that never drops (a plain stream) reads 0.
+      expect(droppedLogLines(createLogger({ destination: capture().stream }))).toBe(0);
+      expect(droppedLogLines(createSilentLogger())).toBe(0);
+    } finally {
+      await obs.close();
+      dest.on('error', () => {});
+      await new Promise<void>((resolve) => {
+        dest.once('close', () => resolve());
+        dest.destroy();
+      });
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 interface SonicBoomLike {
   _len: number;
   destroy(): void;
-  on(event: 'error', fn: () => void): void;
+  on(event: 'error' | 'drop', fn: () => void): void;
   once(event: 'close', fn: () => void): void;
 }
 

@@ -5,6 +5,7 @@
  * parents (`headers.authorization`, `req.headers.x-api-key`, `provider.apiKey`…),
  * and nothing here ever logs a prompt or a completion.
  */
+import type { EventEmitter } from 'node:events';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 export type { Logger } from 'pino';
@@ -41,6 +42,14 @@ export const REDACT_PATHS: string[] = SECRET_KEYS.flatMap((k) => {
  */
 export const MAX_LOG_BUFFER_BYTES = 16 * 1024 * 1024;
 
+/**
+ * Lines each destination dropped, keyed by the destination (a logger's children
+ * write to their parent's, so any of them finds the count). A plain number bumped
+ * by sonic-boom's 'drop' event, which fires only for a dropped line: a line
+ * written costs nothing here. Read at scrape time (switchyard_log_lines_dropped_total).
+ */
+const dropped = new WeakMap<object, { lines: number }>();
+
 export interface CreateLoggerOptions {
   /** Default: `LOG_LEVEL`, else `info`. An unknown level falls back to `info`, with a warning line saying so. */
   level?: string;
@@ -61,13 +70,31 @@ export function createLogger(opts: CreateLoggerOptions = {}): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
   };
   // pino registers an exit hook that flushes an async destination if the process ends.
-  const logger = pino(options, opts.destination ?? pino.destination({ dest: opts.fd ?? 1, sync: false, maxLength: MAX_LOG_BUFFER_BYTES }));
+  const destination = opts.destination ?? pino.destination({ dest: opts.fd ?? 1, sync: false, maxLength: MAX_LOG_BUFFER_BYTES });
+  countDrops(destination);
+  const logger = pino(options, destination);
   if (!LEVELS.has(wanted)) {
     // A typo must not silently leave debug logging off (or info on); bounded, the value is the operator's.
     const given = opts.level === undefined ? 'LOG_LEVEL' : 'level';
     logger.warn({ event: 'config' }, `${given} '${wanted.slice(0, 40)}' is not a level (${[...LEVELS].join(', ')}): logging at ${DEFAULT_LOG_LEVEL}`);
   }
   return logger;
+}
+
+/** Count the lines a destination drops (sonic-boom's 'drop', past its maxLength); a plain stream never emits it. */
+function countDrops(destination: DestinationStream): void {
+  if (typeof (destination as { on?: unknown }).on !== 'function' || dropped.has(destination)) return;
+  const count = { lines: 0 };
+  dropped.set(destination, count);
+  (destination as unknown as EventEmitter).on('drop', () => {
+    count.lines++;
+  });
+}
+
+/** Lines this logger's destination dropped because its buffer was full (0 for one that never drops). */
+export function droppedLogLines(logger: Logger): number {
+  const destination = (logger as unknown as Record<symbol, object | undefined>)[pino.symbols.streamSym];
+  return destination === undefined ? 0 : (dropped.get(destination)?.lines ?? 0);
 }
 
 /** A logger that writes nothing (tests, embedding without logs). */

@@ -5,7 +5,7 @@
  * no I/O, no label hashing; text is rendered on scrape.
  * Every label value is bounded (metric-labels.ts), whatever clients send.
  */
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Config } from '../config/types.js';
 import { PASSED_OVER, type EventBus, type TraceRecord } from './events.js';
 import { cache1, cache2, cache3 } from './child-cache.js';
@@ -34,6 +34,8 @@ export interface Metrics {
 export interface MetricsOptions {
   /** Also export prom-client's process/runtime metrics (prefixed). Off by default: they install runtime observers. */
   processMetrics?: boolean;
+  /** Log lines dropped so far because the log destination was backed up (logger.ts droppedLogLines); read on scrape. */
+  logLinesDropped?: () => number;
 }
 
 export function createMetrics(bus: EventBus, config: Config, opts: MetricsOptions = {}): Metrics {
@@ -61,6 +63,18 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
   const streamOutcomes = counter('stream_outcomes_total', 'How streamed requests ended.', ['outcome']);
   const malformed = counter('malformed_events_total', 'Malformed upstream stream events skipped.', ['deployment']);
   const stateHealthy = new Gauge<'backend'>({ name: PREFIX + 'state_backend_healthy', help: 'State backend health: 1 healthy, 0 degraded.', labelNames: ['backend'], registers });
+
+  const readDropped = opts.logLinesDropped ?? (() => 0);
+  new Counter({
+    name: PREFIX + 'log_lines_dropped_total',
+    help: 'Log lines dropped because the log destination (stdout) was not taking them and its buffer was full.',
+    registers,
+    // The logger keeps the count (a number bumped only for a dropped line); the series is set from it on scrape.
+    collect() {
+      this.reset();
+      this.inc(readDropped());
+    },
+  });
 
   if (opts.processMetrics) collectDefaultMetrics({ register: registry, prefix: PREFIX });
 
