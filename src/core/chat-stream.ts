@@ -90,7 +90,7 @@ export async function chatStream(
       run.deadlineAt = clock.now() + resilience.deadlineMs;
       return executor.run(run, candidates, attemptStream(continued, true, run), { estimatedTokens, keepScope: true, failFastAsFailover: true });
     },
-    onAttemptEnd: (attempt) => executor.attemptEnded(run, attempt),
+    onAttemptEnd: (attempt, usage) => executor.attemptEnded(run, attempt, usage),
     onEnd: () => life.finish(),
   });
   return { stream: true, meta: metaOf(run), reader: live, [Symbol.asyncIterator]: () => live[Symbol.asyncIterator]() };

@@ -115,6 +115,13 @@ export interface ThrottleEvent {
  * routing decision to explain, and a client without a key must not be able to push
  * real traces out of the store); it is counted and logged.
  */
+/** One attempt's tokens (reported, or counted when it reported none) and their cost at its deployment's price (null: unpriced). */
+export interface AttemptUsage {
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number | null;
+}
+
 export interface RefusedEvent {
   requestId: string;
   endpoint: 'chat' | 'embeddings';
@@ -129,6 +136,12 @@ export interface RefusedEvent {
 export interface GatewayEventMap {
   /** One per upstream attempt (and per candidate skipped without a call). */
   attempt: { requestId: string; alias: string; deployment: string; trace: AttemptTrace; fallback: boolean };
+  /**
+   * A committed stream's attempt is over (the first, and each resume's continuation): what it
+   * spent, credited to its own deployment (a resume may continue on another one). Once per
+   * attempt, never per chunk. A stream's request event carries the sum, for the trace.
+   */
+  attemptUsage: { requestId: string; deployment: string; usage: AttemptUsage };
   /** One per request, when it is finished (stream included). */
   request: TraceRecord;
   /** One per request refused before routing (see RefusedEvent). */

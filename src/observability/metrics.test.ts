@@ -32,9 +32,10 @@ describe('createMetrics', () => {
     }
   });
 
-  it('counts requests, durations, ttft, overhead, tokens, cost and stream outcomes from request events', async () => {
+  it("counts requests, durations, ttft, overhead, tokens, cost and stream outcomes from request events (a stream's tokens from its attempts)", async () => {
     const { bus, scrape } = setup();
     bus.emit('request', trace({ durationMs: 300, overheadMs: 0.3, usage: { promptTokens: 100, completionTokens: 40 }, costUsd: 0.001 }));
+    bus.emit('attemptUsage', { requestId: 'req-1', deployment: 'openai/gpt-4o-mini', usage: { promptTokens: 10, completionTokens: 5, costUsd: 0.0005 } });
     bus.emit('request', trace({ durationMs: 1500, overheadMs: 2, stream: true, ttftMs: 250, streamOutcome: 'completed', usage: { promptTokens: 10, completionTokens: 5 }, costUsd: 0.0005 }));
     bus.emit('request', trace({ model: 'smart', status: 503, deployment: null, routedProvider: null, routedModel: null, errorCode: 'all_candidates_unavailable', costUsd: null }));
     bus.emit('request', trace({ endpoint: 'embeddings', usage: { promptTokens: 7, completionTokens: 0 } }));
@@ -164,6 +165,24 @@ describe('createMetrics', () => {
     expect(v(await a.scrape(), 'switchyard_requests_total', { model: 'fast', endpoint: 'chat', code: '200' })).toBe(1);
     expect(v(await b.scrape(), 'switchyard_requests_total', { model: 'fast', endpoint: 'chat', code: '200' })).toBeUndefined();
     expect(await globalRegistry.metrics()).not.toContain('switchyard_');
+  });
+
+  it("credits a stream's tokens and cost per attempt, to each attempt's deployment; its request event adds none", async () => {
+    const { bus, scrape } = setup();
+    // Cut on one deployment, resumed on another: each attempt's event, then the request's with the sum.
+    bus.emit('attemptUsage', { requestId: 'r', deployment: 'openai/gpt-4o-mini', usage: { promptTokens: 20, completionTokens: 6, costUsd: 0.00002 } });
+    bus.emit('attemptUsage', { requestId: 'r', deployment: 'anthropic/claude-haiku', usage: { promptTokens: 30, completionTokens: 4, costUsd: null } });
+    bus.emit(
+      'request',
+      trace({ id: 'r', stream: true, streamOutcome: 'resumed', deployment: 'anthropic/claude-haiku', usage: { promptTokens: 50, completionTokens: 10 }, costUsd: null }),
+    );
+    const exp = await scrape();
+    expect(v(exp, 'switchyard_tokens_total', { deployment: 'openai/gpt-4o-mini', direction: 'in' })).toBe(20);
+    expect(v(exp, 'switchyard_tokens_total', { deployment: 'openai/gpt-4o-mini', direction: 'out' })).toBe(6);
+    expect(v(exp, 'switchyard_cost_usd_total', { deployment: 'openai/gpt-4o-mini' })).toBeCloseTo(0.00002, 12);
+    expect(v(exp, 'switchyard_tokens_total', { deployment: 'anthropic/claude-haiku', direction: 'in' })).toBe(30);
+    expect(v(exp, 'switchyard_tokens_total', { deployment: 'anthropic/claude-haiku', direction: 'out' })).toBe(4);
+    expect(v(exp, 'switchyard_cost_usd_total', { deployment: 'anthropic/claude-haiku' })).toBe(0);
   });
 
   it('stop() unsubscribes from the bus', async () => {

@@ -128,7 +128,9 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
       }
     }
 
-    if (t.deployment !== null) {
+    // A stream's tokens and cost were credited attempt by attempt (attemptUsage): a resumed one's
+    // attempts may have run on other deployments than the one that finished it.
+    if (t.deployment !== null && !t.stream) {
       const d = labels.deployment(t.deployment);
       addCount(tokensInC(d), t.usage.promptTokens);
       addCount(tokensOutC(d), t.usage.completionTokens);
@@ -149,6 +151,12 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
       const outcome = ev.trace.errorType ?? 'success';
       attemptsC(d, outcome).inc();
       if (!PASSED_OVER.has(ev.trace.errorType) && validMs(ev.trace.latencyMs)) attemptDurationC(d).observe(ev.trace.latencyMs / 1000);
+    }),
+    bus.on('attemptUsage', (ev) => {
+      const d = labels.deployment(ev.deployment);
+      addCount(tokensInC(d), ev.usage.promptTokens);
+      addCount(tokensOutC(d), ev.usage.completionTokens);
+      if (ev.usage.costUsd !== null) addCount(costC(d), ev.usage.costUsd);
     }),
     bus.on('breaker', (ev) => {
       const label = labels.deployment(ev.deployment);

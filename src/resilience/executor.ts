@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import type { Config } from '../config/types.js';
 import type { Clock, Random } from '../core/clock.js';
 import type { GatewayError } from '../core/errors.js';
-import type { EventBus, AttemptTrace } from '../observability/events.js';
+import type { AttemptTrace, AttemptUsage, EventBus } from '../observability/events.js';
 import type { Candidate } from '../routing/chain.js';
 import type { Deployment } from '../routing/deployment.js';
 import type { ProviderAdapter } from '../providers/types.js';
@@ -359,9 +359,11 @@ export class Executor {
     this.emitAttempt(run, cand, trace);
   }
 
-  /** A kept-scope (streamed) attempt is over, however it ended: its event, with the trace as it ended. */
-  attemptEnded(run: RequestRun, attempted: Attempted<unknown>): void {
+  /** A kept-scope (streamed) attempt is over, however it ended: its event, with the trace as it ended, and what it spent. */
+  attemptEnded(run: RequestRun, attempted: Attempted<unknown>, usage?: AttemptUsage): void {
     this.emitAttempt(run, attempted.candidate, attempted.trace);
+    if (usage === undefined || !this.deps.bus.has('attemptUsage')) return;
+    this.deps.bus.emit('attemptUsage', { requestId: run.id, deployment: attempted.candidate.deployment.key, usage });
   }
 
   private emitAttempt(run: RequestRun, cand: Candidate, trace: AttemptTrace): void {

@@ -28,6 +28,7 @@ import type { RequestRun } from './run.js';
 import type { Committed } from './stream-attempt.js';
 import { UpstreamError } from './upstream-error.js';
 import { costUsd } from '../observability/cost.js';
+import type { AttemptUsage } from '../observability/events.js';
 
 /** How long to wait for a usage chunk / clean close after `finish_reason`. */
 const FINISH_GRACE_MS = 1000;
@@ -59,8 +60,8 @@ export interface LiveStreamOptions {
    * the completion tokens of the attempts so far (the broken one's counted if it reported none).
    */
   resume(prefill: string, spentTokens: number): Promise<Attempted<Committed>>;
-  /** Called once per attempt (the first and each continuation), when it is over: its trace is final then. */
-  onAttemptEnd(attempt: Attempted<Committed>): void;
+  /** Called once per attempt (the first and each continuation), when it is over: its trace is final then. `usage`: what it spent, once counted. */
+  onAttemptEnd(attempt: Attempted<Committed>, usage?: AttemptUsage): void;
   /** Called once, when the stream is over for whatever reason. */
   onEnd(): void;
 }
@@ -428,8 +429,10 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     c.lease?.reconcile(this.tally.closeAttempt(this.o.promptTokensEstimate), c.value.stream.headers);
     // Each attempt at its own deployment's price: a resume may continue on another one.
     const t = this.tally;
-    this.o.run.addAttemptCost(costUsd(c.candidate.deployment.price, { promptTokens: t.lastPrompt, completionTokens: t.lastCompletion }));
-    this.o.onAttemptEnd(c);
+    const cost = costUsd(c.candidate.deployment.price, { promptTokens: t.lastPrompt, completionTokens: t.lastCompletion });
+    this.o.run.addAttemptCost(cost);
+    // And for the metrics, which credit it to this attempt's deployment, not the request's last.
+    this.o.onAttemptEnd(c, { promptTokens: t.lastPrompt, completionTokens: t.lastCompletion, costUsd: cost });
   }
 }
 
