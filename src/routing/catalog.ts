@@ -38,8 +38,6 @@ export class Catalog {
   readonly autoTiers: readonly string[] | undefined;
   /** Per provider, the pinned models with a state of their own (see pinnedState). */
   private readonly ownPinned = new Map<string, Set<string>>();
-  /** Pool members dropped at start-up by a price ceiling: `alias: key (reason)`. */
-  readonly excluded: string[] = [];
 
   constructor(private readonly config: Config) {
     for (const p of config.providers) this.providers.set(p.id, p);
@@ -50,10 +48,8 @@ export class Catalog {
         const provider = this.providers.get(dc.provider)!;
         // Each alias keeps its own view (weight, price, capabilities); runtime state is keyed by `key`, so it is still shared.
         const d = makeDeployment(provider, dc, config.resilience);
-        if (abovePriceCeiling(d.price, m.priceCeiling)) {
-          this.excluded.push(`${m.name}: ${d.key} (price above the alias's priceCeiling)`);
-          continue;
-        }
+        // Said once at start-up by the config warnings (config/warnings.ts), which share this test.
+        if (abovePriceCeiling(d.price, m.priceCeiling)) continue;
         if (!this.deployments.has(d.key)) this.deployments.set(d.key, d);
         pool.push(d);
       }
