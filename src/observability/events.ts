@@ -109,12 +109,6 @@ export interface ThrottleEvent {
   outcome: 'acquired' | 'skipped' | 'timed_out' | 'beyond_budget' | 'overflow' | 'aborted';
 }
 
-/**
- * A routed request refused before it was routed: a missing or wrong key (401), a body
- * over the bound (413), malformed JSON or invalid fields (400). It has no trace (no
- * routing decision to explain, and a client without a key must not be able to push
- * real traces out of the store); it is counted and logged.
- */
 /** One attempt's tokens (reported, or counted when it reported none) and their cost at its deployment's price (null: unpriced). */
 export interface AttemptUsage {
   promptTokens: number;
@@ -122,6 +116,12 @@ export interface AttemptUsage {
   costUsd: number | null;
 }
 
+/**
+ * A routed request refused before it was routed: a missing or wrong key (401), a body
+ * over the bound (413), malformed JSON or invalid fields (400). It has no trace (no
+ * routing decision to explain, and a client without a key must not be able to push
+ * real traces out of the store); it is counted and logged.
+ */
 export interface RefusedEvent {
   requestId: string;
   endpoint: 'chat' | 'embeddings';
