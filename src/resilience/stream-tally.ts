@@ -125,10 +125,15 @@ export class StreamTally {
       // keeps the last chunk's fields (the openai SDK's stream helper) saw the time jump mid-answer.
       chunk.id = this.id;
       chunk.created = this.created;
-      // Usage on a chunk with choices (some OpenAI-compatible servers put it on the finish chunk)
-      // is this attempt's alone: the client read it as the answer's, and got a second usage
-      // object besides the usage chunk that sums every attempt.
-      if (chunk.usage != null) chunk.usage = null;
+      delete chunk[RAW_JSON];
+    }
+    // Usage on a chunk with choices (vLLM and other OpenAI-compatible servers put it on the
+    // finish chunk) is the gateway's to report, as every other usage is: on the usage-only
+    // chunk at the end, when the client asked (include_usage), summing every attempt. Passed
+    // on, a client that asked read two usage objects and one that did not read one anyway
+    // (the gateway always asks its upstream). Re-serialised without it: once a stream.
+    if (chunk.usage != null) {
+      chunk.usage = null;
       delete chunk[RAW_JSON];
     }
     return chunk;
