@@ -13,6 +13,7 @@ import { AttemptAborted } from '../resilience/abort.js';
 import type { AttemptInput, Executor } from '../resilience/executor.js';
 import type { Health } from '../resilience/health.js';
 import { LiveStream } from '../resilience/live-stream.js';
+import { seamStops } from '../resilience/stop-across-cut.js';
 import { openUntilCommit } from '../resilience/stream-attempt.js';
 import { resumeRequest } from './resume-request.js';
 import type { Clock } from './clock.js';
@@ -83,6 +84,7 @@ export async function chatStream(
     includeUsage: req.stream_options?.include_usage === true,
     choices: typeof req.n === 'number' && req.n > 1 ? req.n : 1,
     promptTokensEstimate: requirements.estimatedTokens - (req.max_completion_tokens ?? req.max_tokens ?? 0),
+    stop: seamStops(req.stop),
     resume: async (prefill, spentTokens) => {
       const candidates = resumeCandidates();
       if (candidates.length === 0) throw new GatewayError(503, 'all_candidates_unavailable', 'no prefill-capable candidate');

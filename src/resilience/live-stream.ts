@@ -9,8 +9,9 @@
  * (a refresh, no allocation); a cut or stall before `finish_reason` is a
  * failure, never an end; with `streamResume` the text delivered so far is sent
  * back as an assistant prefill and the continuation is streamed on in the same
- * response; otherwise reading throws StreamBrokenError (the server writes
- * it as an OpenAI-style error event). After a `finish_reason` the answer is
+ * response (ending where it completes a stop sequence the cut split);
+ * otherwise reading throws StreamBrokenError (the server writes it as an
+ * OpenAI-style error event). After a `finish_reason` the answer is
  * complete: a missing `[DONE]` or usage chunk only costs a short grace period.
  */
 import type { ResilienceConfig } from '../config/types.js';
@@ -55,6 +56,11 @@ export interface LiveStreamOptions {
   /** The answers asked for (`n`): the stream is finished when each has its finish_reason. */
   choices: number;
   promptTokensEstimate: number;
+  /**
+   * The request's stop sequences that can span a cut (`seamStops`): a continuation cannot see
+   * one whose start was sent before the cut, so the stream checks that seam. Undefined: none.
+   */
+  stop?: readonly string[];
   /**
    * Continue after a cut: resolves with a committed continuation, or rejects. `spentTokens`:
    * the completion tokens of the attempts so far (the broken one's counted if it reported none).
@@ -179,7 +185,10 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
             if (out) return this.hand(out);
             break;
           }
-          case 'closing':
+          case 'closing': {
+            // Text held at a stop sequence's seam when the continuation ended without a finish: still the answer's.
+            const held = this.tally.heldOut();
+            if (held) return this.hand(held);
             // With n > 1 an upstream may end cleanly once one choice finished (its own
             // end check sees a finish_reason): the others were cut, and the answer is not whole.
             if (this.o.choices > 1 && !this.tally.finished) {
@@ -188,6 +197,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
             this.closeAttempt();
             this.phase = 'complete';
             break;
+          }
           case 'complete':
             this.o.run.usage = this.tally.usage();
             this.phase = 'final';
@@ -323,7 +333,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
         }
         this.cur = next;
         run.resumed = true;
-        this.tally.continuation = true;
+        this.tally.continueAnswer(this.o.stop);
         this.upstreamDone = false;
         this.startAttempt();
       },
@@ -373,7 +383,8 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     const run = this.o.run;
     const { scope } = this.cur;
     const { iterator } = this.cur.value;
-    if (ok && !this.upstreamDone) {
+    // An answer ended at a stop across the cut: its upstream writes on past the stop, so it is let go, not read to its end.
+    if (ok && !this.upstreamDone && !this.tally.stoppedAtCut) {
       // The answer is complete, but the upstream's body is not: `[DONE]` and the
       // body's end normally follow at once. Read them in the background, within
       // the grace period, rather than abandon the body mid-way — that costs the

@@ -2,11 +2,13 @@
  * What a committed stream has said so far, across its attempts: the text
  * delivered (a resume's prefill), whether the answer finished or called tools,
  * its usage (reported, or counted when an attempt reported none), and the
- * relabelling that makes a continuation's chunks part of one response.
+ * relabelling that makes a continuation's chunks part of one response — with
+ * the check for a stop sequence split by the cut (stop-across-cut.ts).
  */
-import type { ChatCompletionChunk, ToolCallDelta, Usage } from '../protocol/openai.js';
+import type { ChatCompletionChunk, ChunkChoice, ToolCallDelta, Usage } from '../protocol/openai.js';
 import { tokenCount } from '../protocol/token-count.js';
 import { RAW_JSON, type WithRaw } from '../providers/types.js';
+import { HOLD, STOP, StopAcrossCut, longestStop } from './stop-across-cut.js';
 
 /** First size of the delivered-text buffer, in bytes (UTF-16: two a character). */
 const TEXT_START_BYTES = 256;
@@ -23,6 +25,13 @@ export class StreamTally {
   private finishedChoices: Set<number> | undefined;
   /** Chunks from here on continue an earlier attempt's answer. */
   continuation = false;
+  /**
+   * The continuation completed a stop sequence begun before the cut: the answer ended there
+   * (finish_reason `stop`), whatever its upstream says next.
+   */
+  stoppedAtCut = false;
+  /** While a continuation may yet complete a stop sequence begun before the cut (see StopAcrossCut). */
+  private seam: StopAcrossCut | undefined;
   /**
    * The delivered text as UTF-16 code units, off the JS heap. Kept as strings,
    * every content piece lived as long as its stream — with thousands of slow
@@ -50,9 +59,21 @@ export class StreamTally {
     private readonly choices = 1,
   ) {}
 
-  /** The answer finished and its usage arrived: nothing more to read from this attempt. */
+  /** The answer finished and its usage arrived (or it ended at a stop across the cut): nothing more to read from this attempt. */
   get complete(): boolean {
-    return this.finished && this.attemptUsage !== undefined;
+    return this.finished && (this.attemptUsage !== undefined || this.stoppedAtCut);
+  }
+
+  /**
+   * Chunks from here on continue the answer delivered so far (a resume committed). `stops`:
+   * the request's stop sequences that can span a cut (`seamStops`), checked at the seam
+   * when the delivered text ends with the start of one; undefined, or an end that starts
+   * none, leaves the continuation unchecked.
+   */
+  continueAnswer(stops: readonly string[] | undefined): void {
+    this.continuation = true;
+    // A broken continuation's held text was never delivered: the next starts from the same seam.
+    this.seam = stops === undefined ? undefined : StopAcrossCut.after(this.tail(longestStop(stops) - 1), stops);
   }
 
   /** One choice finished; with n > 1 the response is complete only once each of them has. */
@@ -84,6 +105,9 @@ export class StreamTally {
       // Nothing of the answer (an Azure prompt_filter_results chunk): a continuation's, under its own id, is dropped.
       return this.continuation ? undefined : chunk;
     }
+    // Only a continuation whose prefill ends with the start of a stop sequence: one field test otherwise.
+    // Its one choice (several are never resumed) is checked at the seam before it is counted or kept.
+    if (this.seam !== undefined && !this.atSeam(choices[0]!)) return undefined;
     let content = false;
     for (let i = 0; i < choices.length; i++) {
       const ch = choices[i]!;
@@ -141,6 +165,54 @@ export class StreamTally {
       delete chunk[RAW_JSON];
     }
     return chunk;
+  }
+
+  /**
+   * A continuation chunk while a stop sequence may span the seam: false to hold it back. Else
+   * it goes on as the loop in `take` reads it, rewritten when the check ends on it: as the
+   * finish at the stop (its text and any after it dropped), or with the held text ahead of its own.
+   */
+  private atSeam(ch: ChunkChoice): boolean {
+    const seam = this.seam!;
+    const d = ch.delta as ChunkChoice['delta'] | null | undefined;
+    const piece = d != null && typeof d.content === 'string' ? d.content : '';
+    // Nothing for the check (a role chunk, a refusal): through as it is, the text still held.
+    if (piece.length === 0 && !ch.finish_reason) return true;
+    // A bare finish ends the check as a piece that completes no sequence would.
+    const verdict = piece.length > 0 ? seam.feed(piece) : HOLD;
+    if (verdict === HOLD && !ch.finish_reason) return false;
+    this.seam = undefined;
+    if (verdict === STOP) {
+      // Generated all the same: counted as an attempt's text is when its upstream reports no usage.
+      this.attemptChars += seam.held.length;
+      ch.delta = {};
+      ch.finish_reason = 'stop';
+      if (ch.logprobs != null) ch.logprobs = null;
+      this.stoppedAtCut = true;
+      return true;
+    }
+    // No stop after all, or the answer ended first: what was held goes out now, in this chunk.
+    if (d != null) d.content = seam.held;
+    else ch.delta = { content: seam.held };
+    return true;
+  }
+
+  /**
+   * Text held at the seam when the continuation ended without a finish_reason (an upstream
+   * that sends `[DONE]` without one), as a chunk of its own; undefined when none is held.
+   */
+  heldOut(): ChatCompletionChunk | undefined {
+    const seam = this.seam;
+    if (seam === undefined) return undefined;
+    this.seam = undefined;
+    if (seam.held.length === 0) return undefined;
+    return this.take({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.lastModel, choices: [{ index: 0, delta: { content: seam.held }, finish_reason: null }] });
+  }
+
+  /** The last `chars` characters (at most) of the delivered text. */
+  private tail(chars: number): string {
+    if (this.text === undefined || chars <= 0) return '';
+    return this.text.toString('utf16le', Math.max(0, this.textBytes - chars * 2), this.textBytes);
   }
 
   private keep(piece: string): void {

@@ -1,0 +1,140 @@
+/**
+ * A stop sequence split by a resume's cut, over real sockets. The continuing
+ * upstream is given the request's `stop`, but the start of a sequence the cut
+ * attempt already sent is in its prefill, not in its output: it cannot see the
+ * sequence complete, and writes on past it. The gateway must: the stream ends
+ * there with finish_reason `stop`, nothing of the continuation after it, and
+ * the continuation's upstream is let go rather than read to its end.
+ */
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { assembleStream } from '../helpers/assemble-stream.js';
+import { openaiProvider, startGateway } from '../helpers/gateway.js';
+import { chunk, sleep, sseHead, startRawUpstream, type RawHandler, type RawUpstream } from '../helpers/raw-upstream.js';
+
+let closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of closers.reverse()) await c();
+  closers = [];
+});
+
+/** Sends `pieces` as content chunks of one response, then cuts the connection. */
+const cutsAfter =
+  (...pieces: string[]): RawHandler =>
+  async (res) => {
+    sseHead(res);
+    res.write(chunk('p-model', { role: 'assistant', content: '' }));
+    for (const p of pieces) res.write(chunk('p-model', { content: p }));
+    await sleep(20);
+    res.destroy();
+  };
+
+/**
+ * Answers a continuation with `pieces` as content chunks, then by `end`: a finish and `[DONE]`,
+ * `[DONE]` alone (no finish_reason), or nothing more for a minute (`hold`).
+ */
+const continues =
+  (pieces: string[], end: 'finish' | 'done' | 'hold' = 'finish'): RawHandler =>
+  async (res) => {
+    sseHead(res);
+    res.write(chunk('s-model', { role: 'assistant', content: '' }));
+    for (const p of pieces) res.write(chunk('s-model', { content: p }));
+    if (end === 'hold') return void (await sleep(60_000));
+    if (end === 'finish') res.write(chunk('s-model', {}, 'stop'));
+    res.end('data: [DONE]\n\n');
+  };
+
+/** Alias `chat` over `primary/p-model`, cut by `primary`, with the prefill-capable fallback `backup` over `second/s-model`. */
+async function setup(primary: RawHandler, second: RawHandler): Promise<{ client: OpenAI; second: RawUpstream }> {
+  const up1 = await startRawUpstream(primary);
+  closers.push(() => up1.close());
+  const up2 = await startRawUpstream(second);
+  closers.push(() => up2.close());
+  const gw = await startGateway({
+    resilience: { maxRetries: 0, idleTimeoutMs: 1500 },
+    providers: [openaiProvider('primary', up1.url), openaiProvider('second', up2.url)],
+    models: [
+      { name: 'chat', deployments: [{ provider: 'primary', model: 'p-model' }], fallbacks: ['backup'] },
+      { name: 'backup', deployments: [{ provider: 'second', model: 's-model', capabilities: ['prefill'] }] },
+    ],
+  });
+  closers.push(() => gw.close(0));
+  return { client: new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 }), second: up2 };
+}
+
+async function ask(client: OpenAI, stop: string | string[]) {
+  const t0 = Date.now();
+  const stream = await client.chat.completions.create({
+    model: 'chat',
+    stream: true,
+    stop,
+    stream_options: { include_usage: true },
+    messages: [{ role: 'user', content: 'tell me' }],
+  });
+  const { out, chunks } = await assembleStream(stream);
+  return { out, chunks, ms: Date.now() - t0 };
+}
+
+describe('a stop sequence split across a resume\'s cut', () => {
+  it('completed by the continuation\'s first piece: the stream ends there with finish_reason stop, and the continuation is let go', async () => {
+    // The continuing upstream writes past the stop and then holds its stream open: waiting for
+    // its end (or its usage) would take a minute, not a moment.
+    let released = false;
+    const holds = continues(['ND of it all, and more.'], 'hold');
+    const { client, second } = await setup(cutsAfter('The end is near. E'), (res, hit, n) => {
+      res.once('close', () => (released = true));
+      return holds(res, hit, n);
+    });
+    const { out, chunks, ms } = await ask(client, ['STOP', 'END']);
+    // The E before the cut was sent before anyone could know: it cannot be taken back.
+    expect(out.content).toBe('The end is near. E');
+    expect(out.finish_reason).toBe('stop');
+    expect(chunks.filter((c) => c.choices[0]?.finish_reason != null)).toHaveLength(1);
+    // The one usage chunk, the continuation's text counted (its upstream reported none).
+    expect(chunks.at(-1)!.choices).toEqual([]);
+    expect(out.usage?.completion_tokens).toBeGreaterThan(0);
+    expect(ms).toBeLessThan(900);
+    // Let go at once: not read on (it never ends), nor left open until a grace period runs out.
+    await sleep(100);
+    expect(released).toBe(true);
+    // The continuation was asked with the request's stop sequences and the text sent as its prefill.
+    expect(second.hits[0]!.body.stop).toEqual(['STOP', 'END']);
+    const msgs = second.hits[0]!.body.messages as { role: string; content: string }[];
+    expect(msgs.at(-1)).toEqual({ role: 'assistant', content: 'The end is near. E' });
+  });
+
+  it('completed over several continuation pieces: none of them reaches the client', async () => {
+    const { client } = await setup(cutsAfter('The answer: 42</'), continues(['ans', 'wer', '>', '\n\nAnything else?']));
+    const { out } = await ask(client, '</answer>');
+    expect(out.content).toBe('The answer: 42</');
+    expect(out.finish_reason).toBe('stop');
+  });
+
+  it('begun but not completed: the continuation\'s pieces held back while they might be the stop reach the client, exactly once and in order', async () => {
+    const { client } = await setup(cutsAfter('Hello E'), continues(['N', 'Dx', 'ceptionally ', 'well.']));
+    const { out } = await ask(client, 'END!');
+    expect(out.content).toBe('Hello ENDxceptionally well.');
+    expect(out.finish_reason).toBe('stop');
+  });
+
+  it('a continuation whose upstream finishes while a piece is held: the held text is still delivered', async () => {
+    const { client } = await setup(cutsAfter('Hello E'), continues(['N']));
+    const { out } = await ask(client, ['END']);
+    expect(out.content).toBe('Hello EN');
+    expect(out.finish_reason).toBe('stop');
+  });
+
+  it('a continuation whose upstream ends with [DONE] and no finish_reason while a piece is held: the held text is still delivered', async () => {
+    const { client } = await setup(cutsAfter('Hello E'), continues(['N'], 'done'));
+    const { out } = await ask(client, ['END']);
+    expect(out.content).toBe('Hello EN');
+  });
+
+  it('no stop, or only one-character ones (no start to leave before a cut): the continuation goes on as it came', async () => {
+    for (const stop of [[], ['E', 'N']]) {
+      const { client } = await setup(cutsAfter('Hello E'), continues(['ND', ' of it.']));
+      const { out } = await ask(client, stop);
+      expect(out.content).toBe('Hello END of it.');
+    }
+  });
+});
