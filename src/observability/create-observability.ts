@@ -7,7 +7,7 @@
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../config/types.js';
 import type { EventBus } from './events.js';
-import { createLogger, droppedLogLines, flushLogger, type Logger } from './logger.js';
+import { countDroppedLines, createLogger, droppedLogLines, flushLogger, type Logger } from './logger.js';
 import { MemoryTraceStore } from './memory-trace-store.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createRequestLogger } from './request-logger.js';
@@ -33,6 +33,8 @@ export interface Observability {
 export function createObservability(bus: EventBus, config: Config, opts: ObservabilityOptions = {}): Observability {
   const ownLogger = opts.logger === undefined;
   const logger = opts.logger ?? createLogger();
+  // An embedder's logger may drop lines too (a pino.destination with maxLength): counted from here.
+  if (!ownLogger) countDroppedLines(logger);
   const traces = createTraceStore(config, logger, opts.clock);
   const metrics = createMetrics(bus, config, { processMetrics: opts.processMetrics, logLinesDropped: () => droppedLogLines(logger) });
   const requestLogger = createRequestLogger(bus, logger);

@@ -213,32 +213,26 @@ describe('the default destination when stdout is not read', () => {
 });
 
 describe('dropped log lines', () => {
-  it('are counted per destination and read on scrape as switchyard_log_lines_dropped_total', async () => {
+  /**
+   * A logger (made by `make` on an asynchronous destination with a 64 KiB bound, writing to a
+   * FIFO nobody reads) handed to the gateway's observability; `body` overflows it and checks.
+   */
+  async function overflowing(
+    make: (dest: pino.DestinationStream) => pino.Logger,
+    body: (logger: pino.Logger, scrape: () => Promise<number | undefined>, drops: () => number) => Promise<void>,
+  ): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-log-'));
     const path = join(dir, 'stdout');
     execFileSync('mkfifo', [path]);
     const fd = openSync(path, constants.O_RDWR | constants.O_NONBLOCK);
     // A small bound, so a few hundred lines overflow it (the default is MAX_LOG_BUFFER_BYTES).
     const dest = pino.destination({ dest: fd, sync: false, maxLength: 64 * 1024 });
-    const logger = createLogger({ destination: dest, level: 'info' });
+    const logger = make(dest);
     const obs = createObservability(new EventBus(), testConfig(), { logger });
-    const scrape = async () => sampleValue(parsePrometheusText(await obs.metrics.render()), 'switchyard_log_lines_dropped_total');
     let drops = 0;
     dest.on('drop', () => drops++);
     try {
-      expect(await scrape()).toBe(0);
-      const pad = 'x'.repeat(400);
-      for (let i = 0; i < 2_000; i++) logger.info({ event: 'request', id: i, pad }, 'request');
-      expect(drops).toBeGreaterThan(1_000);
-      expect(droppedLogLines(logger)).toBe(drops);
-      // A child writes to its parent's destination: the same count.
-      expect(droppedLogLines(logger.child({ component: 'x' }))).toBe(drops);
-      expect(await scrape()).toBe(drops);
-      // Read, not added up, on each scrape.
-      expect(await scrape()).toBe(drops);
-      // A destination that never drops (a plain stream) reads 0.
-      expect(droppedLogLines(createLogger({ destination: capture().stream }))).toBe(0);
-      expect(droppedLogLines(createSilentLogger())).toBe(0);
+      await body(logger, async () => sampleValue(parsePrometheusText(await obs.metrics.render()), 'switchyard_log_lines_dropped_total'), () => drops);
     } finally {
       await obs.close();
       dest.on('error', () => {});
@@ -248,6 +242,42 @@ describe('dropped log lines', () => {
       });
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+
+  const flood = (logger: pino.Logger) => {
+    const pad = 'x'.repeat(400);
+    for (let i = 0; i < 2_000; i++) logger.info({ event: 'request', id: i, pad }, 'request');
+  };
+
+  it('are counted per destination and read on scrape as switchyard_log_lines_dropped_total', async () => {
+    await overflowing(
+      (dest) => createLogger({ destination: dest, level: 'info' }),
+      async (logger, scrape, drops) => {
+        expect(await scrape()).toBe(0);
+        flood(logger);
+        expect(drops()).toBeGreaterThan(1_000);
+        expect(droppedLogLines(logger)).toBe(drops());
+        // A child writes to its parent's destination: the same count.
+        expect(droppedLogLines(logger.child({ component: 'x' }))).toBe(drops());
+        expect(await scrape()).toBe(drops());
+        // Read, not added up, on each scrape.
+        expect(await scrape()).toBe(drops());
+        // A destination that never drops (a plain stream) reads 0.
+        expect(droppedLogLines(createLogger({ destination: capture().stream }))).toBe(0);
+        expect(droppedLogLines(createSilentLogger())).toBe(0);
+      },
+    );
+  });
+
+  it("are counted for an embedder's own pino logger too, from the gateway's start", async () => {
+    await overflowing(
+      (dest) => pino({ level: 'info' }, dest),
+      async (logger, scrape, drops) => {
+        flood(logger);
+        expect(drops()).toBeGreaterThan(1_000);
+        expect(await scrape()).toBe(drops());
+      },
+    );
   });
 });
 

@@ -91,9 +91,20 @@ function countDrops(destination: DestinationStream): void {
   });
 }
 
+const destinationOf = (logger: Logger) => (logger as unknown as Record<symbol, DestinationStream | undefined>)[pino.symbols.streamSym];
+
+/**
+ * Count, from now on, the lines a logger made elsewhere drops (an embedder's own, passed to
+ * the gateway): createLogger's are counted from their first line. Once per destination.
+ */
+export function countDroppedLines(logger: Logger): void {
+  const destination = destinationOf(logger);
+  if (destination !== undefined) countDrops(destination);
+}
+
 /** Lines this logger's destination dropped because its buffer was full (0 for one that never drops). */
 export function droppedLogLines(logger: Logger): number {
-  const destination = (logger as unknown as Record<symbol, object | undefined>)[pino.symbols.streamSym];
+  const destination = destinationOf(logger);
   return destination === undefined ? 0 : (dropped.get(destination)?.lines ?? 0);
 }
 
