@@ -5,12 +5,15 @@
  * a few at a time, and answered as one — vectors in input order, usage
  * summed. The first call to fail stops the rest (those out are aborted, none
  * more is sent) and fails the attempt; the executor then retries or fails
- * over the whole request. The pacer takes capacity for every call before the
+ * over the whole request. When other calls went out before it, the attempt
+ * reached the upstream whatever the failing call's own error (a refused
+ * connection alone would give the capacity of every call back). The pacer takes capacity for every call before the
  * first goes (the adapter's `embeddingBatch`; core/gateway.ts embeddingCalls):
  * at most 21 for the largest request OpenAI allows (docs/rate-limits.md).
  */
 import { Cancellation, type Signal } from '../core/signal.js';
 import type { EmbeddingsResponse } from '../protocol/openai.js';
+import { isUpstreamError } from '../resilience/upstream-error.js';
 import type { EmbeddingsResult } from './types.js';
 
 /** Calls out at once for one request: enough for speed, few enough to be polite to the provider. */
@@ -35,7 +38,13 @@ export async function embedInBatches(
       try {
         answers[i] = await call(batches[i]!, stop);
       } catch (err) {
-        stop.abort(err); // the calls still out are aborted; no more start
+        if (!stop.aborted) {
+          // The first failure: the calls still out are aborted, no more start. Any call but
+          // this one went out (answered, or out until now): the upstream most likely counted
+          // it, so the pacer's capacity for the batch stays taken (the executor reads this).
+          if (next > 1 && isUpstreamError(err)) err.reachedUpstream = true;
+          stop.abort(err);
+        }
         throw err;
       }
     }

@@ -375,6 +375,6 @@ export class Executor {
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 /** `server` without a status is an answer that could not be read (malformed JSON, the wrong shape): it came, so the request arrived. */
 const mayHaveReachedUpstream = (e: UpstreamError) =>
-  e.category === 'timeout' || e.category === 'server' || (e.category === 'network' && !NOT_SENT.has(e.providerCode ?? ''));
+  e.reachedUpstream ?? (e.category === 'timeout' || e.category === 'server' || (e.category === 'network' && !NOT_SENT.has(e.providerCode ?? '')));
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;

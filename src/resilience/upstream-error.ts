@@ -46,6 +46,12 @@ export class UpstreamError extends Error {
   readonly headers: Record<string, string | string[] | undefined> | undefined;
   readonly param: string | null | undefined;
   readonly unsent: boolean;
+  /**
+   * Set where the error alone cannot say: a batched request (embedding-batches.ts) whose
+   * failing call never connected, while others of its calls went out. Unset, the executor
+   * judges from the category and code whether the attempt reached the upstream.
+   */
+  reachedUpstream: boolean | undefined;
 
   constructor(init: UpstreamErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -58,6 +64,7 @@ export class UpstreamError extends Error {
     this.headers = init.headers;
     this.param = init.param;
     this.unsent = init.unsent === true;
+    this.reachedUpstream = undefined;
   }
 
   /** Short label for traces and error messages: `429 rate_limited`, `network`. */

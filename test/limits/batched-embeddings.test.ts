@@ -98,3 +98,53 @@ describe('batched embeddings are paced call by call', () => {
     expect(calls).toHaveLength(8);
   });
 });
+
+describe('a batch whose later call is refused', () => {
+  it('keeps the capacity of its calls that went out: the upstream counted them', async () => {
+    // Gemini-style: holds the first four calls (sent four at a time) until all four are in, then
+    // stops listening and answers them, each on a connection it closes: the fifth call, on a
+    // new connection, is refused.
+    let held: (() => void)[] = [];
+    let received = 0;
+    const flaky: Server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received++;
+        const n = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { requests: unknown[] }).requests.length;
+        held.push(() => {
+          res.writeHead(200, { 'content-type': 'application/json', connection: 'close' });
+          res.end(JSON.stringify({ embeddings: Array.from({ length: n }, () => ({ values: [0.5] })) }));
+        });
+        if (held.length === 4) {
+          flaky.close();
+          for (const answer of held) answer();
+          held = [];
+        }
+      });
+    });
+    await new Promise<void>((r) => flaky.listen(0, '127.0.0.1', r));
+    const port = (flaky.address() as AddressInfo).port;
+    try {
+      gw = await startGateway(
+        {
+          resilience: { throttleMaxWaitMs: 0, maxRetries: 0 },
+          providers: [{ id: 'gem', type: 'gemini', baseUrl: `http://127.0.0.1:${port}`, rpm: 5 }],
+          models: [{ name: 'e', deployments: [{ provider: 'gem', model: 'g' }] }],
+        },
+        { clock: new VirtualClock() },
+      );
+      const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'none', maxRetries: 0 });
+      // 500 texts: 5 calls, the whole rpm. Four reach the upstream, the fifth is refused.
+      expect(await embed(client, 'e', 500)).toBe(503);
+      expect(received).toBe(4);
+      // Listening again, the upstream would take a sixth call within its minute of 5: the
+      // pacer must still hold the batch's capacity, not have given it back for the refusal.
+      await new Promise<void>((r) => flaky.listen(port, '127.0.0.1', r));
+      expect(await embed(client, 'e', 50)).toBe(503);
+      expect(received).toBe(4);
+    } finally {
+      await new Promise<void>((r) => (flaky.listening ? flaky.close(() => r()) : r()));
+    }
+  });
+});
