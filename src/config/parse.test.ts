@@ -264,6 +264,11 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
       expected: 'providers[1].simulate.faults[0].delayMs: only for kind slow',
     },
     {
+      name: 'fault message on a kind that sends no error body',
+      edit: (d) => (d.providers[1].simulate = { faults: [{ kind: 'status', message: 'down' }, { kind: 'reset', message: 'gone' }] }),
+      expected: 'providers[1].simulate.faults[1].message: only for kind status',
+    },
+    {
       name: 'fault probability out of range',
       edit: (d) => (d.providers[1].simulate = { faults: [{ kind: 'reset', probability: 1.5 }] }),
       expected: 'providers[1].simulate.faults[0].probability: must be <= 1',

@@ -23,6 +23,8 @@ const FAULT_FIELD_KINDS: Readonly<Record<string, readonly FaultKind[]>> = {
   retryAfterS: ['rate_limit'],
   afterChunks: ['stream_abort', 'stall'],
   delayMs: ['slow'],
+  // The error body's text: no other kind sends a body to put it in.
+  message: ['status'],
 };
 // A `status` fault without a status answers 500 (the simulator's default); a `slow` one without a delay would do nothing.
 const FAULT_REQUIRED: Partial<Record<FaultKind, string>> = { slow: 'delayMs' };
