@@ -5,8 +5,8 @@
  * a few at a time, and answered as one — vectors in input order, usage
  * summed. The first call to fail stops the rest (those out are aborted, none
  * more is sent) and fails the attempt; the executor then retries or fails
- * over the whole request. When other calls went out before it, the attempt
- * reached the upstream whatever the failing call's own error (a refused
+ * over the whole request. When another call was answered before it, the
+ * attempt reached the upstream whatever the failing call's own error (a refused
  * connection alone would give the capacity of every call back). The pacer takes capacity for every call before the
  * first goes (the adapter's `embeddingBatch`; core/gateway.ts embeddingCalls):
  * at most 21 for the largest request OpenAI allows (docs/rate-limits.md).
@@ -32,17 +32,20 @@ export async function embedInBatches(
   const stop = new Cancellation();
   const unlink = stop.follow(signal);
   let next = 0;
+  let answered = 0;
   const worker = async (): Promise<void> => {
     while (next < batches.length && !stop.aborted) {
       const i = next++;
       try {
         answers[i] = await call(batches[i]!, stop);
+        answered++;
       } catch (err) {
         if (!stop.aborted) {
-          // The first failure: the calls still out are aborted, no more start. Any call but
-          // this one went out (answered, or out until now): the upstream most likely counted
-          // it, so the pacer's capacity for the batch stays taken (the executor reads this).
-          if (next > 1 && isUpstreamError(err)) err.reachedUpstream = true;
+          // The first failure: the calls still out are aborted, no more start. A call answered
+          // proves the upstream up and counting, so the pacer's capacity for the batch stays
+          // taken (the executor reads this). Calls merely started beside this one prove
+          // nothing: with the upstream down, the four sent at once are all refused.
+          if (answered > 0 && isUpstreamError(err)) err.reachedUpstream = true;
           stop.abort(err);
         }
         throw err;

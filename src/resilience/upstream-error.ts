@@ -48,7 +48,7 @@ export class UpstreamError extends Error {
   readonly unsent: boolean;
   /**
    * Set where the error alone cannot say: a batched request (embedding-batches.ts) whose
-   * failing call never connected, while others of its calls went out. Unset, the executor
+   * failing call never connected, after another of its calls was answered. Unset, the executor
    * judges from the category and code whether the attempt reached the upstream.
    */
   reachedUpstream: boolean | undefined;

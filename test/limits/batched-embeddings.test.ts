@@ -148,3 +148,38 @@ describe('a batch whose later call is refused', () => {
     }
   });
 });
+
+describe('a batch whose every call is refused', () => {
+  it('gives its capacity back: calls started beside a refused one prove nothing reached the upstream', async () => {
+    // Nothing listens at first (a provider down): the four calls started at once are all refused.
+    const port = 38917;
+    let received = 0;
+    const later: Server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        received++;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ embeddings: Array.from({ length: 50 }, () => ({ values: [0.5] })) }));
+      });
+    });
+    try {
+      gw = await startGateway(
+        {
+          resilience: { throttleMaxWaitMs: 0, maxRetries: 0 },
+          providers: [{ id: 'gem', type: 'gemini', baseUrl: `http://127.0.0.1:${port}`, rpm: 5 }],
+          models: [{ name: 'e', deployments: [{ provider: 'gem', model: 'g' }] }],
+        },
+        { clock: new VirtualClock() },
+      );
+      const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'none', maxRetries: 0 });
+      // 500 texts: 5 calls, the whole rpm; none reaches anything.
+      expect(await embed(client, 'e', 500)).toBe(503);
+      // Back up within the minute: the rpm of 5 is all still there.
+      await new Promise<void>((r) => later.listen(port, '127.0.0.1', r));
+      expect(await embed(client, 'e', 50)).toBe(200);
+      expect(received).toBe(1);
+    } finally {
+      await new Promise<void>((r) => (later.listening ? later.close(() => r()) : r()));
+    }
+  });
+});
