@@ -242,6 +242,13 @@ export class StreamTally {
   lastCompletion = 0;
 
   closeAttempt(promptTokensEstimate: number): number {
+    // Text still held at a stop's seam (the attempt cut, or the client gone): never sent, but
+    // generated all the same, as at a stop. A continuation after it checks the seam afresh.
+    const seam = this.seam;
+    if (seam !== undefined) {
+      this.attemptChars += seam.held.length;
+      this.seam = undefined;
+    }
     // A count the upstream reported is used when it is one; any other is counted here.
     const u = this.attemptUsage as Partial<Record<keyof Usage, unknown>> | undefined;
     const prompt = tokenCount(u?.prompt_tokens) ?? promptTokensEstimate + (this.continuation ? Math.ceil(this.deliveredChars / 4) : 0);

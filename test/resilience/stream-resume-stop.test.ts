@@ -129,6 +129,22 @@ describe('a stop sequence split across a resume\'s cut', () => {
     expect(out.content).toBe('Hello EN');
   });
 
+  it('a continuation cut while it holds text: the next continues from the same seam, and the held text counts as generated', async () => {
+    // The first continuation sends the stop's next five characters (held: they may be the stop)
+    // and is cut; the second completes the stop from the same seam.
+    const second: RawHandler = (res, hit, n) => (n === 1 ? cutsAfter('/answ')(res, hit, n) : continues(['/answer>', ' and more'])(res, hit, n));
+    const { client, second: up2 } = await setup(cutsAfter('The answer: 42<'), second);
+    const { out } = await ask(client, '</answer>');
+    expect(out.content).toBe('The answer: 42<');
+    expect(out.finish_reason).toBe('stop');
+    expect(up2.hits).toHaveLength(2);
+    // Both continuations were given only what the client has.
+    for (const hit of up2.hits) expect((hit.body.messages as { content: string }[]).at(-1)!.content).toBe('The answer: 42<');
+    // No upstream reported usage: each attempt's text counted at four characters a token, the
+    // cut continuation's held '/answ' included (it was generated, and billed), as the last's '/answer>' is.
+    expect(out.usage?.completion_tokens).toBe(Math.ceil(15 / 4) + Math.ceil(5 / 4) + Math.ceil(8 / 4));
+  });
+
   it('no stop, or only one-character ones (no start to leave before a cut): the continuation goes on as it came', async () => {
     for (const stop of [[], ['E', 'N']]) {
       const { client } = await setup(cutsAfter('Hello E'), continues(['ND', ' of it.']));
