@@ -49,7 +49,6 @@ export class StreamTally {
   constructor(
     /** The response's one id (continuation chunks are relabelled with it). */
     private readonly id: string,
-    /** The model the client reads: the first attempt's (the last it named), which continuations and the usage chunk carry too. */
     private lastModel: string,
     /** The response's one `created` (continuation chunks are relabelled with it too). */
     private readonly created: number,
@@ -140,20 +139,17 @@ export class StreamTally {
         this.finish(ch.index);
       }
     }
+    // Kept only when it changed: each chunk's own copy of the same name would outlive the wait for the next.
+    const model = chunk.model;
+    if (model != null && model !== this.lastModel) this.lastModel = model;
     if (this.continuation) {
       if (!content) return undefined;
-      // One response, one id, one creation time and one model: continuation chunks are re-labelled
-      // (and so re-serialised). Another deployment's adapter stamps its own `created` and names its
-      // own model, and a client that keeps the last chunk's fields (the openai SDK's stream helper)
-      // saw the time jump and the model change mid-answer. The trace keeps each attempt's model.
+      // One response, one id and one creation time: continuation chunks are re-labelled (and so
+      // re-serialised). Another deployment's adapter stamps its own `created`, and a client that
+      // keeps the last chunk's fields (the openai SDK's stream helper) saw the time jump mid-answer.
       chunk.id = this.id;
       chunk.created = this.created;
-      chunk.model = this.lastModel;
       delete chunk[RAW_JSON];
-    } else {
-      // Kept only when it changed: each chunk's own copy of the same name would outlive the wait for the next.
-      const model = chunk.model;
-      if (model != null && model !== this.lastModel) this.lastModel = model;
     }
     // Usage on a chunk with choices (vLLM and other OpenAI-compatible servers put it on the
     // finish chunk) is the gateway's to report, as every other usage is: on the usage-only

@@ -10,7 +10,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assembleStream } from '../helpers/assemble-stream.js';
 import { openaiProvider, startGateway } from '../helpers/gateway.js';
-import { chunk, sleep, sseHead, startRawUpstream, usageChunk, type RawHandler, type RawUpstream } from '../helpers/raw-upstream.js';
+import { chunk, sleep, sseHead, startRawUpstream, type RawHandler, type RawUpstream } from '../helpers/raw-upstream.js';
 import { startAnthropicServer, type AnthropicServer } from '../servers/anthropic-server.js';
 
 let closers: (() => Promise<void>)[] = [];
@@ -88,41 +88,6 @@ describe('a stream resumed on another provider', () => {
     expect(new Set(chunks.map((c) => c.id))).toEqual(new Set(['chatcmpl-first']));
     // The first upstream's stamp: the Anthropic adapter stamps its own chunks with the gateway's clock.
     expect(new Set(chunks.map((c) => c.created))).toEqual(new Set([1_700_000_000]));
-  });
-
-  it('reads as one response: every chunk, the usage chunk included, names the first attempt\'s model, whichever model continued', async () => {
-    const { client } = await cutThenOpenAI(
-      cutsAfterHelloWor,
-      chunk('s-model', { role: 'assistant', content: '' }),
-      chunk('s-model', { content: 'ld.' }),
-      chunk('s-model', {}, 'stop'),
-      usageChunk('s-model', 10, 2),
-    );
-    const stream = await client.chat.completions.create({
-      model: 'chat',
-      stream: true,
-      stream_options: { include_usage: true },
-      messages: [{ role: 'user', content: 'hi' }],
-    });
-    const { out, chunks } = await assembleStream(stream);
-    expect(out.content).toBe('Hello world.');
-    expect(chunks.at(-1)!.usage).not.toBeNull();
-    expect(new Set(chunks.map((c) => c.model))).toEqual(new Set(['p-model']));
-    expect(new Set(chunks.map((c) => c.id))).toEqual(new Set(['chatcmpl-first']));
-  });
-
-  it('reads as one response on Anthropic\'s native API too: its adapter\'s chunks name the first attempt\'s model', async () => {
-    const { client, claude } = await cutThenAnthropic();
-    claude.enqueue({ text: 'ld.', usage: { input_tokens: 7, output_tokens: 2 } });
-    const stream = await client.chat.completions.create({
-      model: 'chat',
-      stream: true,
-      stream_options: { include_usage: true },
-      messages: [{ role: 'user', content: 'hi' }],
-    });
-    const { out, chunks } = await assembleStream(stream);
-    expect(out.content).toBe('Hello world.');
-    expect(new Set(chunks.map((c) => c.model))).toEqual(new Set(['p-model']));
   });
 
   it('asks the continuation only for what is left of the client\'s max_tokens, not the whole budget again', async () => {
