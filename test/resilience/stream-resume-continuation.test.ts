@@ -73,7 +73,7 @@ async function cutThenOpenAI(primary: RawHandler, ...events: string[]): Promise<
 }
 
 describe('a stream resumed on another provider', () => {
-  it('reads as one response: every chunk, the usage chunk included, has the first attempt\'s id and created', async () => {
+  it('reads as one response: every chunk, the usage chunk included, has the first attempt\'s id and created, and names the model that served it', async () => {
     const { client, claude } = await cutThenAnthropic();
     claude.enqueue({ text: 'ld, how are you?', usage: { input_tokens: 7, output_tokens: 5 } });
     const stream = await client.chat.completions.create({
@@ -88,6 +88,10 @@ describe('a stream resumed on another provider', () => {
     expect(new Set(chunks.map((c) => c.id))).toEqual(new Set(['chatcmpl-first']));
     // The first upstream's stamp: the Anthropic adapter stamps its own chunks with the gateway's clock.
     expect(new Set(chunks.map((c) => c.created))).toEqual(new Set([1_700_000_000]));
+    // The contract: in every stream chunk `model` names the upstream model that served it.
+    const served = chunks.filter((c) => c.choices[0]?.delta.content).map((c) => [c.choices[0]!.delta.content, c.model]);
+    expect(served[0]).toEqual(['Hello ', 'p-model']);
+    expect(served.at(-1)).toEqual([expect.any(String), 's-model']);
   });
 
   it('asks the continuation only for what is left of the client\'s max_tokens, not the whole budget again', async () => {
