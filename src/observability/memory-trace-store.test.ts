@@ -141,6 +141,17 @@ describe('MemoryTraceStore ring', () => {
     expect(s.query({ status: 404, limit: 1000 })).toHaveLength(1000);
   });
 
+  it('reads a repeated string back as itself across a rebuild of the interner, whose codes differ', () => {
+    // The first record has no key: every later one has a new key ahead of the strings they all
+    // repeat, so the rebuilt table codes those repeated strings one place on from the first.
+    const s = new MemoryTraceStore(10);
+    s.add(trace({ id: 'first', keyId: null }));
+    const added = [];
+    for (let i = 0; i < 5_000; i++) added.push(trace({ id: `k${i}`, keyId: `key-${i}` }));
+    for (const t of added) s.add(t);
+    expect(s.query({ limit: 100 })).toEqual(added.slice(-10).reverse());
+  });
+
   it('takes new strings by column again once the records that filled the interner have left the ring', () => {
     // A client cycling through model names (PROVIDER/anything, typos): 10,000 distinct strings.
     const s = new MemoryTraceStore(100);

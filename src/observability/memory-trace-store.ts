@@ -50,6 +50,13 @@ export class MemoryTraceStore implements TraceStore {
   private readonly int: Int32Array;
   private readonly flags: Uint8Array;
   private interner = new Interner();
+  /**
+   * Each string column's last value and its code: consecutive records mostly repeat their
+   * model, provider, deployment and key, and a comparison (the same string object, usually)
+   * is cheaper than the interner's map lookup — thirteen a record. Cleared with the interner.
+   */
+  private readonly lastValue: (string | null | undefined)[] = new Array<string | null | undefined>(S).fill(undefined);
+  private readonly lastCode = new Uint16Array(S);
   /** Records added since the interner was last rebuilt (see compact). */
   private addsSinceCompact = 0;
   /** Slot the next record goes into (holds the oldest record once full). */
@@ -158,16 +165,16 @@ export class MemoryTraceStore implements TraceStore {
     if (Number.isNaN(t.costUsd) || Number.isNaN(t.ttftMs)) return false;
     const s = slot * S;
     const ok =
-      this.put(s + KEY, t.keyId) &&
-      this.put(s + MODEL, t.model) &&
-      this.put(s + PROVIDER, t.routedProvider) &&
-      this.put(s + ROUTED_MODEL, t.routedModel) &&
-      this.put(s + DEPLOYMENT, t.deployment) &&
-      this.put(s + SELECTION, t.selection) &&
-      this.put(s + ERROR_CODE, t.errorCode) &&
-      this.put(s + DATA_CLASS, t.dataClass) &&
-      this.put(s + ENDPOINT, t.endpoint) &&
-      this.put(s + OUTCOME, t.streamOutcome);
+      this.put(s, KEY, t.keyId) &&
+      this.put(s, MODEL, t.model) &&
+      this.put(s, PROVIDER, t.routedProvider) &&
+      this.put(s, ROUTED_MODEL, t.routedModel) &&
+      this.put(s, DEPLOYMENT, t.deployment) &&
+      this.put(s, SELECTION, t.selection) &&
+      this.put(s, ERROR_CODE, t.errorCode) &&
+      this.put(s, DATA_CLASS, t.dataClass) &&
+      this.put(s, ENDPOINT, t.endpoint) &&
+      this.put(s, OUTCOME, t.streamOutcome);
     if (!ok) return false;
     const n = slot * F;
     const num = this.num;
@@ -185,7 +192,7 @@ export class MemoryTraceStore implements TraceStore {
     let flags = (t.fallbackUsed ? FALLBACK : 0) | (t.stream ? STREAM : 0) | (t.resumed ? RESUMED : 0);
     if (a !== undefined) {
       if (!isInt(a.status) || Number.isNaN(a.ttftMs)) return false;
-      if (!this.put(s + A_PROVIDER, a.provider) || !this.put(s + A_MODEL, a.model) || !this.put(s + A_ERROR, a.errorType)) return false;
+      if (!this.put(s, A_PROVIDER, a.provider) || !this.put(s, A_MODEL, a.model) || !this.put(s, A_ERROR, a.errorType)) return false;
       num[n + A_LATENCY] = a.latencyMs;
       num[n + A_TTFT] = a.ttftMs ?? NaN;
       int[i + A_STATUS] = a.status;
@@ -220,14 +227,21 @@ export class MemoryTraceStore implements TraceStore {
       for (let j = used; j < S; j++) str[s + j] = 0;
     }
     this.interner = fresh;
+    this.lastValue.fill(undefined);
     this.addsSinceCompact = 0;
   }
 
-  /** The code of `v` into string column index `at`; false when the interner is full. */
-  private put(at: number, v: string | null): boolean {
+  /** The code of `v` into string column `col` of the record at `s`; false when the interner is full. */
+  private put(s: number, col: number, v: string | null): boolean {
+    if (v === this.lastValue[col]) {
+      this.str[s + col] = this.lastCode[col]!;
+      return true;
+    }
     const c = this.interner.code(v);
     if (c < 0) return false;
-    this.str[at] = c;
+    this.lastValue[col] = v;
+    this.lastCode[col] = c;
+    this.str[s + col] = c;
     return true;
   }
 
