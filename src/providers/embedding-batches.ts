@@ -6,10 +6,11 @@
  * summed. The first call to fail stops the rest (those out are aborted, none
  * more is sent) and fails the attempt; the executor then retries or fails
  * over the whole request. When another call was answered before it, the
- * attempt reached the upstream whatever the failing call's own error (a refused
- * connection alone would give the capacity of every call back). The pacer takes capacity for every call before the
- * first goes (the adapter's `embeddingBatch`; core/gateway.ts embeddingCalls):
- * at most 21 for the largest request OpenAI allows (docs/rate-limits.md).
+ * attempt reached the upstream whatever the failing call's own error (a
+ * refused connection alone would give the capacity of every call back). The
+ * pacer takes capacity for every call before the first goes (the adapter's
+ * `embeddingBatch`; core/gateway.ts embeddingCalls): at most 21 for the
+ * largest request OpenAI allows (docs/rate-limits.md).
  */
 import { Cancellation, type Signal } from '../core/signal.js';
 import type { EmbeddingsResponse } from '../protocol/openai.js';

@@ -99,6 +99,22 @@ describe('batched embeddings are paced call by call', () => {
   });
 });
 
+/** A gateway whose one provider `gem` (Gemini, rpm 5) is at `port` on loopback, refusing at once when full. */
+async function gemAt(port: number): Promise<OpenAI> {
+  gw = await startGateway(
+    {
+      resilience: { throttleMaxWaitMs: 0, maxRetries: 0 },
+      providers: [{ id: 'gem', type: 'gemini', baseUrl: `http://127.0.0.1:${port}`, rpm: 5 }],
+      models: [{ name: 'e', deployments: [{ provider: 'gem', model: 'g' }] }],
+    },
+    { clock: new VirtualClock() },
+  );
+  return new OpenAI({ baseURL: gw.baseURL, apiKey: 'none', maxRetries: 0 });
+}
+
+const listen = (server: Server, port = 0) => new Promise<number>((r) => server.listen(port, '127.0.0.1', () => r((server.address() as AddressInfo).port)));
+const stop = (server: Server) => new Promise<void>((r) => (server.listening ? server.close(() => r()) : r()));
+
 describe('a batch whose later call is refused', () => {
   it('keeps the capacity of its calls that went out: the upstream counted them', async () => {
     // Gemini-style: holds the first four calls (sent four at a time) until all four are in, then
@@ -123,36 +139,25 @@ describe('a batch whose later call is refused', () => {
         }
       });
     });
-    await new Promise<void>((r) => flaky.listen(0, '127.0.0.1', r));
-    const port = (flaky.address() as AddressInfo).port;
+    const port = await listen(flaky);
     try {
-      gw = await startGateway(
-        {
-          resilience: { throttleMaxWaitMs: 0, maxRetries: 0 },
-          providers: [{ id: 'gem', type: 'gemini', baseUrl: `http://127.0.0.1:${port}`, rpm: 5 }],
-          models: [{ name: 'e', deployments: [{ provider: 'gem', model: 'g' }] }],
-        },
-        { clock: new VirtualClock() },
-      );
-      const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'none', maxRetries: 0 });
+      const client = await gemAt(port);
       // 500 texts: 5 calls, the whole rpm. Four reach the upstream, the fifth is refused.
       expect(await embed(client, 'e', 500)).toBe(503);
       expect(received).toBe(4);
       // Listening again, the upstream would take a sixth call within its minute of 5: the
       // pacer must still hold the batch's capacity, not have given it back for the refusal.
-      await new Promise<void>((r) => flaky.listen(port, '127.0.0.1', r));
+      await listen(flaky, port);
       expect(await embed(client, 'e', 50)).toBe(503);
       expect(received).toBe(4);
     } finally {
-      await new Promise<void>((r) => (flaky.listening ? flaky.close(() => r()) : r()));
+      await stop(flaky);
     }
   });
 });
 
 describe('a batch whose every call is refused', () => {
   it('gives its capacity back: calls started beside a refused one prove nothing reached the upstream', async () => {
-    // Nothing listens at first (a provider down): the four calls started at once are all refused.
-    const port = 38917;
     let received = 0;
     const later: Server = createServer((req, res) => {
       req.resume();
@@ -162,24 +167,19 @@ describe('a batch whose every call is refused', () => {
         res.end(JSON.stringify({ embeddings: Array.from({ length: 50 }, () => ({ values: [0.5] })) }));
       });
     });
+    // A port nothing listens on at first (a provider down): the four calls started at once are all refused.
+    const port = await listen(later);
+    await stop(later);
     try {
-      gw = await startGateway(
-        {
-          resilience: { throttleMaxWaitMs: 0, maxRetries: 0 },
-          providers: [{ id: 'gem', type: 'gemini', baseUrl: `http://127.0.0.1:${port}`, rpm: 5 }],
-          models: [{ name: 'e', deployments: [{ provider: 'gem', model: 'g' }] }],
-        },
-        { clock: new VirtualClock() },
-      );
-      const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'none', maxRetries: 0 });
+      const client = await gemAt(port);
       // 500 texts: 5 calls, the whole rpm; none reaches anything.
       expect(await embed(client, 'e', 500)).toBe(503);
       // Back up within the minute: the rpm of 5 is all still there.
-      await new Promise<void>((r) => later.listen(port, '127.0.0.1', r));
+      await listen(later, port);
       expect(await embed(client, 'e', 50)).toBe(200);
       expect(received).toBe(1);
     } finally {
-      await new Promise<void>((r) => (later.listening ? later.close(() => r()) : r()));
+      await stop(later);
     }
   });
 });

@@ -3,7 +3,9 @@
  * switchyard_cost_usd_total to the deployment that produced them, attempt by
  * attempt: a stream cut on one deployment and resumed on another credited the
  * whole request (the cut attempt's tokens included) to the one that finished it,
- * so the first deployment's spend never showed. Over real sockets, read from /metrics.
+ * so the first deployment's spend never showed. The trace's costUsd prices each
+ * attempt at its own deployment's price too (it priced every token at the last
+ * one's), and the metrics add up to it. Over real sockets, read from /metrics.
  */
 import { afterEach, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
