@@ -48,6 +48,8 @@ export interface CohereServerOptions {
 
 const DEFAULT_TEXT = 'Hello from Cohere.';
 
+const EMBED_INPUT_TYPES = new Set(['search_document', 'search_query', 'classification', 'clustering']);
+
 export async function startCohereServer(opts: CohereServerOptions = {}): Promise<CohereServer> {
   let seq = 0;
 
@@ -79,6 +81,10 @@ export async function startCohereServer(opts: CohereServerOptions = {}): Promise
       const texts = Array.isArray(b.texts) ? (b.texts as string[]) : [];
       // The real service's cap on one call.
       if (texts.length > 96) return json(res, 400, { id, message: `invalid request: total number of texts must be at most 96 - received ${texts.length}` });
+      // v3 and later embed models require the input type, one of four.
+      if (!EMBED_INPUT_TYPES.has(b.input_type as string)) {
+        return json(res, 400, { id, message: `invalid request: input_type must be one of ${[...EMBED_INPUT_TYPES].join(', ')}` });
+      }
       const vectors = reply?.kind === 'embed' ? reply.vectors : texts.map(defaultVector);
       const billed = reply?.kind === 'embed' && reply.billedInputTokens !== undefined ? reply.billedInputTokens : texts.length * 3;
       return json(res, 200, {

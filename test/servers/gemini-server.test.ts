@@ -97,14 +97,15 @@ describe('gemini loopback server, driven by @google/genai', () => {
     const res = await ai.models.embedContent({
       model: 'text-embedding-004',
       contents: ['first text', 'second text'],
-      config: { outputDimensionality: 4 },
+      config: { outputDimensionality: 4, taskType: 'RETRIEVAL_QUERY' },
     });
     expect(res.embeddings).toHaveLength(2);
     expect(res.embeddings![0]!.values).toHaveLength(4);
     expect(res.embeddings![0]!.values).not.toEqual(res.embeddings![1]!.values);
     const seen = server.requests.at(-1)!;
     expect(seen.url).toBe('/v1beta/models/text-embedding-004:batchEmbedContents');
-    expect(seen.body).toMatchObject({ requests: [{ model: 'models/text-embedding-004', outputDimensionality: 4 }, {}] });
+    // The SDK's own wire names, which the Gemini adapter sends too (taskType: the client's input_type).
+    expect(seen.body).toMatchObject({ requests: [{ model: 'models/text-embedding-004', outputDimensionality: 4, taskType: 'RETRIEVAL_QUERY' }, {}] });
   });
 
   it('turns a scripted error status into the SDK ApiError with Google’s body', async () => {

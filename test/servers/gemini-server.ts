@@ -235,6 +235,9 @@ function vectorFor(text: string, dims: number): number[] {
   return out;
 }
 
+/** Google's TaskType values for embeddings. */
+const TASK_TYPES = new Set(['TASK_TYPE_UNSPECIFIED', 'RETRIEVAL_QUERY', 'RETRIEVAL_DOCUMENT', 'SEMANTIC_SIMILARITY', 'CLASSIFICATION', 'CLUSTERING', 'QUESTION_ANSWERING', 'FACT_VERIFICATION', 'CODE_RETRIEVAL_QUERY']);
+
 export async function startGeminiServer(opts: GeminiServerOptions = {}): Promise<GeminiServer> {
   let responseNo = 0;
 
@@ -392,6 +395,9 @@ export async function startGeminiServer(opts: GeminiServerOptions = {}): Promise
       const parts = isObj(content) && Array.isArray(content.parts) ? content.parts : [];
       if (parts.length === 0) throw new BadRequest(`* EmbedContentRequest.content: contents.parts must not be empty.`);
       const text = parts.map((p) => (isObj(p) && typeof p.text === 'string' ? p.text : '')).join('');
+      if (item.taskType !== undefined && !TASK_TYPES.has(item.taskType as string)) {
+        throw new BadRequest(`Invalid value at 'requests[${i}].task_type' (type.googleapis.com/google.ai.generativelanguage.v1beta.TaskType), ${JSON.stringify(item.taskType)}`);
+      }
       const dims = typeof item.outputDimensionality === 'number' ? item.outputDimensionality : 8;
       return reply?.kind === 'embeddings' ? (reply.vectors[i] ?? vectorFor(text, dims)) : vectorFor(text, dims);
     });

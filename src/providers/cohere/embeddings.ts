@@ -9,6 +9,7 @@ import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { CohereEmbedRequest, CohereEmbedResponse } from './wire.js';
 import { checkedVectors, float32Base64 } from '../../protocol/embedding-base64.js';
 import { tokenCount } from '../../protocol/token-count.js';
+import { inputTypeOf } from '../embedding-input-type.js';
 
 const FLOAT: ['float'] = ['float'];
 
@@ -18,7 +19,8 @@ export function toCohereEmbed(req: EmbeddingsRequest, model: string): CohereEmbe
   if (typeof input === 'string') texts = [input];
   else if (Array.isArray(input) && input.every((x) => typeof x === 'string')) texts = input as string[];
   else throw new UpstreamError({ category: 'invalid_request', message: 'cohere embeddings take text input only, not token ids', unsent: true });
-  const out: CohereEmbedRequest = { model, texts, input_type: 'search_document', embedding_types: FLOAT };
+  // Required by Cohere's v3+ models; a document when the client says nothing (LiteLLM's default too).
+  const out: CohereEmbedRequest = { model, texts, input_type: inputTypeOf(req, 'cohere') ?? 'search_document', embedding_types: FLOAT };
   if (req.dimensions != null) out.output_dimension = req.dimensions;
   return out;
 }

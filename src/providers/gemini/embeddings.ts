@@ -7,7 +7,8 @@
 import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { invalidRequest } from './errors.js';
-import type { BatchEmbedContentsRequest, BatchEmbedContentsResponse } from './wire.js';
+import type { BatchEmbedContentsRequest, BatchEmbedContentsResponse, GeminiTaskType } from './wire.js';
+import type { InputType } from '../embedding-input-type.js';
 import { checkedVectors, float32Base64 } from '../../protocol/embedding-base64.js';
 import { tokenCount } from '../../protocol/token-count.js';
 
@@ -20,13 +21,23 @@ export function embeddingTexts(req: EmbeddingsRequest): string[] {
   throw invalidRequest('Gemini embeddings take text input only, not token arrays', 'input');
 }
 
-/** `model` is the bare model name; Gemini wants `models/NAME` inside each request. */
-export function toBatchEmbedRequest(texts: string[], model: string, dimensions?: number): BatchEmbedContentsRequest {
+/** The client's `input_type` (embedding-input-type.ts) as Gemini's `taskType`. */
+export const TASK_TYPE: Readonly<Record<InputType, GeminiTaskType>> = {
+  search_document: 'RETRIEVAL_DOCUMENT',
+  search_query: 'RETRIEVAL_QUERY',
+  classification: 'CLASSIFICATION',
+  clustering: 'CLUSTERING',
+};
+
+/** `model` is the bare model name; Gemini wants `models/NAME` inside each request. No `inputType`: Gemini's default task. */
+export function toBatchEmbedRequest(texts: string[], model: string, dimensions?: number, inputType?: InputType): BatchEmbedContentsRequest {
   const name = model.includes('/') ? model : `models/${model}`;
+  const taskType = inputType === undefined ? undefined : TASK_TYPE[inputType];
   return {
     requests: texts.map((text) => {
       const r: BatchEmbedContentsRequest['requests'][number] = { model: name, content: { parts: [{ text }] } };
       if (typeof dimensions === 'number') r.outputDimensionality = dimensions;
+      if (taskType !== undefined) r.taskType = taskType;
       return r;
     }),
   };

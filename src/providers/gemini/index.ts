@@ -23,6 +23,7 @@ import { embeddingTexts, fromBatchEmbedResponse, toBatchEmbedRequest } from './e
 import { geminiErrorFromResponse } from './errors.js';
 import { GeminiChunkStream } from './stream.js';
 import { embedInBatches } from '../embedding-batches.js';
+import { inputTypeOf } from '../embedding-input-type.js';
 
 /** batchEmbedContents takes at most 100 requests a call. */
 const GEMINI_EMBED_BATCH = 100;
@@ -95,9 +96,10 @@ export class GeminiAdapter implements ProviderAdapter {
 
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
     const dimensions = typeof req.dimensions === 'number' ? req.dimensions : undefined;
+    const inputType = inputTypeOf(req, 'gemini');
     const path = `${this.prefix}${modelPath(ctx.model)}:batchEmbedContents`;
     return embedInBatches(embeddingTexts(req), GEMINI_EMBED_BATCH, ctx.signal, async (texts, signal) => {
-      const res = await this.http.postWhole(path, JSON.stringify(toBatchEmbedRequest(texts, ctx.model, dimensions)), signal);
+      const res = await this.http.postWhole(path, JSON.stringify(toBatchEmbedRequest(texts, ctx.model, dimensions, inputType)), signal);
       const parsed = parseObject<BatchEmbedContentsResponse>(res.raw);
       return { response: fromBatchEmbedResponse(parsed, texts, ctx.model, req.encoding_format), headers: res.headers };
     });

@@ -97,7 +97,10 @@ export interface EmbedContentRequest {
   model: string;
   content: { parts: { text: string }[] };
   outputDimensionality?: number;
+  taskType?: GeminiTaskType;
 }
+
+export type GeminiTaskType = 'RETRIEVAL_DOCUMENT' | 'RETRIEVAL_QUERY' | 'CLASSIFICATION' | 'CLUSTERING';
 
 export interface BatchEmbedContentsRequest {
   requests: EmbedContentRequest[];
