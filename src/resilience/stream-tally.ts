@@ -187,7 +187,9 @@ export class StreamTally {
       this.stoppedAtCut = true;
       return true;
     }
-    // No stop after all, or the answer ended first: what was held goes out now, in this chunk.
+    // No stop after all, or the answer ended first: what was held goes out now, in this chunk
+    // (a bare finish with nothing held stays as it came).
+    if (seam.held.length === 0) return true;
     if (d != null) d.content = seam.held;
     else ch.delta = { content: seam.held };
     return true;

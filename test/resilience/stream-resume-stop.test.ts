@@ -123,6 +123,14 @@ describe('a stop sequence split across a resume\'s cut', () => {
     expect(out.finish_reason).toBe('stop');
   });
 
+  it('a continuation that finishes at once, nothing held: its finish chunk comes as it was, with no content', async () => {
+    const { client } = await setup(cutsAfter('Hello E'), continues([]));
+    const { out, chunks } = await ask(client, ['END']);
+    expect(out.content).toBe('Hello E');
+    expect(out.finish_reason).toBe('stop');
+    expect(chunks.find((c) => c.choices[0]?.finish_reason != null)!.choices[0]!.delta).not.toHaveProperty('content');
+  });
+
   it('a continuation whose upstream ends with [DONE] and no finish_reason while a piece is held: the held text is still delivered', async () => {
     const { client } = await setup(cutsAfter('Hello E'), continues(['N'], 'done'));
     const { out } = await ask(client, ['END']);
