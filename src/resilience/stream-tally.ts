@@ -172,8 +172,14 @@ export class StreamTally {
     const seam = this.seam!;
     const d = ch.delta as ChunkChoice['delta'] | null | undefined;
     const piece = d != null && typeof d.content === 'string' ? d.content : '';
-    // Nothing for the check (a role chunk, a refusal): through as it is, the text still held.
-    if (piece.length === 0 && !ch.finish_reason) return true;
+    if (piece.length === 0 && !ch.finish_reason) {
+      // A role chunk: through as it is, the text still held. A tool call or a refusal ends the
+      // text a stop sequence could run on in: the held text goes out first, in this chunk.
+      if (d == null || (d.tool_calls == null && d.refusal == null)) return true;
+      this.seam = undefined;
+      if (seam.held.length > 0) d.content = seam.held;
+      return true;
+    }
     // A bare finish ends the check as a piece that completes no sequence would.
     const verdict = piece.length > 0 ? seam.feed(piece) : HOLD;
     if (verdict === HOLD && !ch.finish_reason) return false;

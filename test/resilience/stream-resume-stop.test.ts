@@ -131,6 +131,25 @@ describe('a stop sequence split across a resume\'s cut', () => {
     expect(chunks.find((c) => c.choices[0]?.finish_reason != null)!.choices[0]!.delta).not.toHaveProperty('content');
   });
 
+  it('a continuation that refuses while a piece is held: the held text goes out first, not after the refusal', async () => {
+    const { client } = await setup(cutsAfter('Hello E'), async (res) => {
+      sseHead(res);
+      res.write(chunk('s-model', { role: 'assistant', content: '' }));
+      res.write(chunk('s-model', { content: 'N' }));
+      res.write(chunk('s-model', { refusal: 'I cannot go on.' }));
+      res.write(chunk('s-model', {}, 'stop'));
+      res.end('data: [DONE]\n\n');
+    });
+    const { out, chunks } = await ask(client, ['END']);
+    expect(out.content).toBe('Hello EN');
+    const deltas = chunks.map((c) => c.choices[0]?.delta as { content?: string; refusal?: string } | undefined);
+    const held = deltas.findIndex((d) => d?.content === 'N');
+    const refusal = deltas.findIndex((d) => d?.refusal === 'I cannot go on.');
+    expect(held).toBeGreaterThan(-1);
+    expect(refusal).toBeGreaterThan(-1);
+    expect(held).toBeLessThanOrEqual(refusal);
+  });
+
   it('a continuation whose upstream ends with [DONE] and no finish_reason while a piece is held: the held text is still delivered', async () => {
     const { client } = await setup(cutsAfter('Hello E'), continues(['N'], 'done'));
     const { out } = await ask(client, ['END']);
