@@ -33,8 +33,9 @@ export interface Observability {
 export function createObservability(bus: EventBus, config: Config, opts: ObservabilityOptions = {}): Observability {
   const ownLogger = opts.logger === undefined;
   const logger = opts.logger ?? createLogger();
-  // An embedder's logger may drop lines too (a pino.destination with maxLength): counted from here.
-  if (!ownLogger) countDroppedLines(logger);
+  // An embedder's logger may drop lines too (a pino.destination with maxLength): counted from here
+  // (createLogger's from its first line; a destination is counted once).
+  countDroppedLines(logger);
   const traces = createTraceStore(config, logger, opts.clock);
   const metrics = createMetrics(bus, config, { processMetrics: opts.processMetrics, logLinesDropped: () => droppedLogLines(logger) });
   const requestLogger = createRequestLogger(bus, logger);

@@ -130,14 +130,17 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
 
     // A stream's tokens and cost were credited attempt by attempt (attemptUsage): a resumed one's
     // attempts may have run on other deployments than the one that finished it.
-    if (t.deployment !== null && !t.stream) {
-      const d = labels.deployment(t.deployment);
-      addCount(tokensInC(d), t.usage.promptTokens);
-      addCount(tokensOutC(d), t.usage.completionTokens);
-      if (t.costUsd !== null) addCount(costC(d), t.costUsd);
-    }
+    if (t.deployment !== null && !t.stream) spent(t.deployment, t.usage.promptTokens, t.usage.completionTokens, t.costUsd);
     if (t.malformedEvents > 0) malformedC(labels.deployment(t.deployment)).inc(t.malformedEvents);
   };
+
+  /** Tokens and cost credited to a deployment: a buffered request's, or one stream attempt's. */
+  function spent(deployment: string, promptTokens: number, completionTokens: number, costUsd: number | null): void {
+    const d = labels.deployment(deployment);
+    addCount(tokensInC(d), promptTokens);
+    addCount(tokensOutC(d), completionTokens);
+    if (costUsd !== null) addCount(costC(d), costUsd);
+  }
 
   /** Per shared label, the state of each breaker behind it (bounded: Catalog gives pins at most 33 states a provider). */
   const shared = new Map<string, Map<string, number>>();
@@ -152,12 +155,7 @@ export function createMetrics(bus: EventBus, config: Config, opts: MetricsOption
       attemptsC(d, outcome).inc();
       if (!PASSED_OVER.has(ev.trace.errorType) && validMs(ev.trace.latencyMs)) attemptDurationC(d).observe(ev.trace.latencyMs / 1000);
     }),
-    bus.on('attemptUsage', (ev) => {
-      const d = labels.deployment(ev.deployment);
-      addCount(tokensInC(d), ev.usage.promptTokens);
-      addCount(tokensOutC(d), ev.usage.completionTokens);
-      if (ev.usage.costUsd !== null) addCount(costC(d), ev.usage.costUsd);
-    }),
+    bus.on('attemptUsage', (ev) => spent(ev.deployment, ev.usage.promptTokens, ev.usage.completionTokens, ev.usage.costUsd)),
     bus.on('breaker', (ev) => {
       const label = labels.deployment(ev.deployment);
       const value = CIRCUIT_VALUE[ev.to];

@@ -22,7 +22,7 @@ export function embeddingTexts(req: EmbeddingsRequest): string[] {
 }
 
 /** The client's `input_type` (embedding-input-type.ts) as Gemini's `taskType`. */
-export const TASK_TYPE: Readonly<Record<InputType, GeminiTaskType>> = {
+const TASK_TYPE: Readonly<Record<InputType, GeminiTaskType>> = {
   search_document: 'RETRIEVAL_DOCUMENT',
   search_query: 'RETRIEVAL_QUERY',
   classification: 'CLASSIFICATION',
