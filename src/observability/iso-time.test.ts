@@ -14,6 +14,12 @@ describe('isoTimeMs', () => {
     for (const ms of times(Date.UTC(2026, 10, 30, 4, 30, 59, 998))) expect(isoTimeMs(isoTime(ms))).toBe(Math.floor(ms));
   });
 
+  it('reads the same text made elsewhere (not the string isoTime returned last)', () => {
+    const ms = Date.UTC(2026, 10, 30, 4, 30, 59, 998);
+    isoTime(ms + 5000);
+    for (const t of times(ms)) expect(isoTimeMs(new Date(Math.floor(t)).toISOString())).toBe(Math.floor(t));
+  });
+
   it('is NaN for any text isoTime would not write, even near a cached second', () => {
     isoTimeMs('2026-11-30T04:30:59.000Z');
     for (const s of ['2026-11-30T04:30:59.1Z', '2026-11-30T04:30:59.12aZ', '2026-11-30T04:30:59.123+00:00', '2026-11-30T04:30:59Z', '2026-11-30', 'nope', '', '2026-11-30T04:30:59.123z']) {

@@ -9,6 +9,14 @@
 const MILLIS = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(3, '0')}Z`);
 let lastSecond = Number.NaN;
 let secondPrefix = '';
+/**
+ * The text isoTime made last, and its ms: a trace is formatted and then handed to the
+ * ring, which reads its number back at once. That text is a rope (prefix + millis), and
+ * reading its characters flattens it in a runtime call; the same string object is
+ * recognised by identity instead.
+ */
+let lastMade = '';
+let lastMadeMs = Number.NaN;
 
 /** `Date#toISOString` of epoch ms (fractions dropped). */
 export function isoTime(ms: number): string {
@@ -19,7 +27,9 @@ export function isoTime(ms: number): string {
     secondPrefix = iso.slice(0, iso.length - 4); // up to and including the '.'
     lastSecond = second;
   }
-  return secondPrefix + MILLIS[t - second * 1000]!;
+  lastMade = secondPrefix + MILLIS[t - second * 1000]!;
+  lastMadeMs = t;
+  return lastMade;
 }
 
 let parsedPrefix = '';
@@ -31,6 +41,7 @@ const digit = (s: string, i: number) => s.charCodeAt(i) - 48;
  * number gives the same text back); NaN for any other text.
  */
 export function isoTimeMs(s: string): number {
+  if (s === lastMade) return lastMadeMs;
   const n = s.length;
   if (n >= 24 && s.charCodeAt(n - 1) === 90 /* Z */ && s.charCodeAt(n - 5) === 46 /* . */ && s.startsWith(parsedPrefix) && n === parsedPrefix.length + 4) {
     const a = digit(s, n - 4), b = digit(s, n - 3), c = digit(s, n - 2);
