@@ -89,6 +89,7 @@ describe('validateChatRequest: each malformed body is a 400 naming its param', (
     ['an image part without a url', { ...base(), messages: [{ role: 'user', content: [{ type: 'image_url', image_url: {} }] }] }, 'messages[0].content[0].image_url'],
     ['an image part with a string image_url', { ...base(), messages: [{ role: 'user', content: [{ type: 'image_url', image_url: 'http://x' }] }] }, 'messages[0].content[0].image_url'],
     ['a tool message without tool_call_id', { ...base(), messages: [{ role: 'tool', content: '42' }] }, 'messages[0].tool_call_id'],
+    ['a tool call id that is not a string (Anthropic\'s id mapping threw on it: a 500)', { ...base(), messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: null, tool_calls: [{ id: 5, type: 'function', function: { name: 'f', arguments: '{}' } }] }] }, 'messages[1].tool_calls[0].id'],
     ['assistant tool_calls not an array', { ...base(), messages: [{ role: 'assistant', content: null, tool_calls: {} }] }, 'messages[0].tool_calls'],
     ['stream as a string', { ...base(), stream: 'true' }, 'stream'],
     ['stream_options as a boolean', { ...base(), stream_options: true }, 'stream_options'],

@@ -28,6 +28,8 @@ function checkToolCalls(calls: unknown, i: number, role: string): void {
     if (!isObj(c) || !isObj(c.function) || typeof c.function.name !== 'string' || typeof c.function.arguments !== 'string') {
       throw invalidRequest(`${param}[${t}] must be {id, type: 'function', function: {name, arguments}} with string name and arguments`, `${param}[${t}]`);
     }
+    // Adapters map ids as strings (Anthropic rewrites them to its alphabet); OpenAI refuses any other type too.
+    if (c.id !== undefined && c.id !== null && typeof c.id !== 'string') throw invalidRequest(`${param}[${t}].id must be a string`, `${param}[${t}].id`);
   }
 }
 
