@@ -13,18 +13,20 @@ import type { ChatMessage, ContentPart, ImagePart, TextPart } from '../../protoc
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { AnthropicContentBlock, AnthropicDocumentBlock, AnthropicImageBlock } from './wire.js';
 
-export function contentBlocks(content: ChatMessage['content']): AnthropicContentBlock[] {
+/** `at` names the content for a refusal's `param` (`messages[2].content`): each part as `at[j]`. */
+export function contentBlocks(content: ChatMessage['content'], at: string): AnthropicContentBlock[] {
   const blocks: AnthropicContentBlock[] = [];
   if (typeof content === 'string') {
     pushText(blocks, content);
     return blocks;
   }
   if (!Array.isArray(content)) return blocks;
-  for (const part of content) {
+  for (let j = 0; j < content.length; j++) {
+    const part = content[j]!;
     if (part.type === 'text') pushText(blocks, (part as TextPart).text);
-    else if (part.type === 'image_url') blocks.push(imageBlock(part as ImagePart));
-    else if (part.type === 'file') blocks.push(documentBlock(part));
-    else throw unsupported(`content part type "${part.type}"`);
+    else if (part.type === 'image_url') blocks.push(imageBlock(part as ImagePart, `${at}[${j}]`));
+    else if (part.type === 'file') blocks.push(documentBlock(part, `${at}[${j}]`));
+    else throw unsupported(`content part type "${part.type}"`, `${at}[${j}]`);
   }
   return blocks;
 }
@@ -34,24 +36,24 @@ export function pushText(blocks: AnthropicContentBlock[], text: unknown): void {
   if (typeof text === 'string' && text.trim().length > 0) blocks.push({ type: 'text', text });
 }
 
-function imageBlock(part: ImagePart): AnthropicImageBlock {
+function imageBlock(part: ImagePart, param: string): AnthropicImageBlock {
   const url = part.image_url?.url;
-  if (typeof url !== 'string') throw unsupported('image_url without a url');
+  if (typeof url !== 'string') throw unsupported('image_url without a url', param);
   if (/^data:/i.test(url)) {
     const d = parseDataUrl(url);
-    if (d === undefined) throw unsupported('malformed image data URL');
-    if (d.mediaType === '') throw unsupported('an image data URL without a media type (data:image/png;base64,…)');
+    if (d === undefined) throw unsupported('malformed image data URL', param);
+    if (d.mediaType === '') throw unsupported('an image data URL without a media type (data:image/png;base64,…)', param);
     return { type: 'image', source: { type: 'base64', media_type: d.mediaType, data: d.base64 } };
   }
   if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } };
-  throw unsupported('image URL scheme');
+  throw unsupported('image URL scheme', param);
 }
 
 /** OpenAI `file` parts with inline data (PDFs) → Anthropic document blocks. */
-function documentBlock(part: ContentPart): AnthropicDocumentBlock {
+function documentBlock(part: ContentPart, param: string): AnthropicDocumentBlock {
   const file = (part as { file?: { file_data?: unknown; filename?: unknown } }).file;
   const d = typeof file?.file_data === 'string' ? parseDataUrl(file.file_data) : undefined;
-  if (d === undefined) throw unsupported('file part without inline file_data (a data: URL)');
+  if (d === undefined) throw unsupported('file part without inline file_data (a data: URL)', param);
   const block: AnthropicDocumentBlock = {
     type: 'document',
     source: { type: 'base64', media_type: d.mediaType, data: d.base64 },

@@ -74,7 +74,9 @@ export function toAnthropicRequest(
   };
 
   const toolIds = new ToolIds();
-  for (const m of withToolCallIds(req.messages)) {
+  const messages = withToolCallIds(req.messages);
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
     switch (m.role) {
       case 'system':
       case 'developer': {
@@ -84,23 +86,23 @@ export function toAnthropicRequest(
       }
       case 'user':
       case 'function': // legacy function results carry no call id: plain user text
-        push('user', contentBlocks(m.content));
+        push('user', contentBlocks(m.content, `messages[${i}].content`));
         break;
       case 'assistant':
         push('assistant', assistantBlocks(m, toolIds));
         break;
       case 'tool':
-        push('user', [toolResult(m, toolIds)]);
+        push('user', [toolResult(m, i, toolIds)]);
         break;
       default:
-        throw unsupported(`message role "${String(m.role)}"`);
+        throw unsupported(`message role "${String(m.role)}"`, `messages[${i}].role`);
     }
   }
 
   if (turns.length === 0) {
     // Anthropic needs a message: a system-only request still deserves an answer (as for Gemini);
     // one with no text at all is refused here rather than by the provider in other words.
-    if (system.length === 0) throw unsupported('a request whose messages hold no text');
+    if (system.length === 0) throw unsupported('a request whose messages hold no text', 'messages');
     turns.push({ role: 'user', blocks: [{ type: 'text', text: system.splice(0).join('\n\n') }] });
   }
   const prefillTrim = trimFinalAssistant(turns);
@@ -268,12 +270,12 @@ function toolsUsed(turns: Turn[]): string[] {
   return [...names];
 }
 
-function toolResult(m: ChatMessage, toolIds: ToolIds): AnthropicToolResultBlock {
+function toolResult(m: ChatMessage, i: number, toolIds: ToolIds): AnthropicToolResultBlock {
   const block: AnthropicToolResultBlock = { type: 'tool_result', tool_use_id: toolIds.result(m.tool_call_id) };
   if (typeof m.content === 'string') {
     if (m.content) block.content = m.content;
   } else if (Array.isArray(m.content)) {
-    const parts = contentBlocks(m.content).filter(
+    const parts = contentBlocks(m.content, `messages[${i}].content`).filter(
       (b): b is AnthropicTextBlock | AnthropicImageBlock => b.type === 'text' || b.type === 'image',
     );
     const only = parts.length === 1 ? parts[0]! : undefined;

@@ -18,7 +18,7 @@ export function toCohereEmbed(req: EmbeddingsRequest, model: string): CohereEmbe
   let texts: string[];
   if (typeof input === 'string') texts = [input];
   else if (Array.isArray(input) && input.every((x) => typeof x === 'string')) texts = input as string[];
-  else throw new UpstreamError({ category: 'invalid_request', message: 'cohere embeddings take text input only, not token ids', unsent: true });
+  else throw new UpstreamError({ category: 'invalid_request', message: 'cohere embeddings take text input only, not token ids', param: 'input', unsent: true });
   // Required by Cohere's v3+ models; a document when the client says nothing (LiteLLM's default too).
   const out: CohereEmbedRequest = { model, texts, input_type: inputTypeOf(req, 'cohere') ?? 'search_document', embedding_types: FLOAT };
   if (req.dimensions != null) out.output_dimension = req.dimensions;

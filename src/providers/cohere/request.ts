@@ -16,7 +16,7 @@ import type {
 
 
 export function toCohereRequest(req: ChatRequest, model: string, stream: boolean): CohereChatRequest {
-  const out: CohereChatRequest = { model, messages: withToolCallIds(req.messages).map(toCohereMessage), stream };
+  const out: CohereChatRequest = { model, messages: withToolCallIds(req.messages).map((m, i) => toCohereMessage(m, i)), stream };
 
   oneChoice(req, 'cohere');
   const selection = toolsBesideJson(req, 'cohere');
@@ -44,13 +44,13 @@ export function toCohereRequest(req: ChatRequest, model: string, stream: boolean
   return out;
 }
 
-function toCohereMessage(m: ChatMessage): CohereMessage {
+function toCohereMessage(m: ChatMessage, i: number): CohereMessage {
   switch (m.role) {
     case 'system':
     case 'developer':
       return { role: 'system', content: textOf(m.content) };
     case 'user':
-      return { role: 'user', content: typeof m.content === 'string' ? m.content : userParts(m.content) };
+      return { role: 'user', content: typeof m.content === 'string' ? m.content : userParts(m.content, i) };
     case 'assistant': {
       const msg: CohereMessage & { role: 'assistant' } = { role: 'assistant' };
       const text = textOf(m.content);
@@ -73,19 +73,19 @@ function toCohereMessage(m: ChatMessage): CohereMessage {
       // Legacy OpenAI function results: the function name is the only link to the call.
       return { role: 'tool', tool_call_id: m.name ?? '', content: textOf(m.content) };
     default:
-      throw invalid(`cohere does not support messages with role "${String(m.role)}"`);
+      throw invalid(`cohere does not support messages with role "${String(m.role)}"`, `messages[${i}].role`);
   }
 }
 
-function userParts(content: ContentPart[] | null | undefined): (CohereTextContent | CohereImageContent)[] {
+function userParts(content: ContentPart[] | null | undefined, i: number): (CohereTextContent | CohereImageContent)[] {
   if (!content) return [];
-  return content.map((p): CohereTextContent | CohereImageContent => {
+  return content.map((p, j): CohereTextContent | CohereImageContent => {
     if (p.type === 'text') return { type: 'text', text: (p as { text: string }).text };
     if (p.type === 'image_url') {
       const image = (p as { image_url: { url: string; detail?: 'auto' | 'low' | 'high' } }).image_url;
       return { type: 'image_url', image_url: image.detail ? { url: image.url, detail: image.detail } : { url: image.url } };
     }
-    throw invalid(`cohere does not support "${p.type}" content parts`);
+    throw invalid(`cohere does not support "${p.type}" content parts`, `messages[${i}].content[${j}]`);
   });
 }
 
@@ -112,6 +112,6 @@ function toCohereResponseFormat(f: ResponseFormat | undefined): CohereResponseFo
 
 const clamp = (v: number, min: number, max: number): number => Math.min(max, Math.max(min, v));
 
-function invalid(message: string): UpstreamError {
-  return new UpstreamError({ category: 'invalid_request', message, unsent: true });
+function invalid(message: string, param: string): UpstreamError {
+  return new UpstreamError({ category: 'invalid_request', message, param, unsent: true });
 }

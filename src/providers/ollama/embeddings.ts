@@ -12,7 +12,7 @@ import { tokenCount } from '../../protocol/token-count.js';
 export function toOllamaEmbed(req: EmbeddingsRequest, model: string): OllamaEmbedRequest {
   const input = req.input;
   if (typeof input !== 'string' && !(Array.isArray(input) && input.every((x) => typeof x === 'string'))) {
-    throw new UpstreamError({ category: 'invalid_request', message: 'ollama embeddings take text input only, not token ids', unsent: true });
+    throw new UpstreamError({ category: 'invalid_request', message: 'ollama embeddings take text input only, not token ids', param: 'input', unsent: true });
   }
   const out: OllamaEmbedRequest = { model, input: input as string | string[] };
   if (req.dimensions != null) out.dimensions = req.dimensions;

@@ -12,7 +12,7 @@ import { objectSchema, oneChoice, responseFormat, toolSelection, withToolCallIds
 export function toOllamaRequest(req: ChatRequest, model: string, stream: boolean): OllamaChatRequest {
   // Ollama tool results name their tool; OpenAI's carry only the call id.
   const toolNames = new Map<string, string>();
-  const messages = withToolCallIds(req.messages).map((m) => toOllamaMessage(m, toolNames));
+  const messages = withToolCallIds(req.messages).map((m, i) => toOllamaMessage(m, i, toolNames));
   const out: OllamaChatRequest = { model, messages, stream };
 
   oneChoice(req, 'ollama');
@@ -45,7 +45,7 @@ function toOllamaOptions(req: ChatRequest): OllamaOptions | undefined {
   return Object.keys(o).length > 0 ? o : undefined;
 }
 
-function toOllamaMessage(m: ChatMessage, toolNames: Map<string, string>): OllamaMessage {
+function toOllamaMessage(m: ChatMessage, i: number, toolNames: Map<string, string>): OllamaMessage {
   switch (m.role) {
     case 'system':
     case 'developer':
@@ -54,10 +54,12 @@ function toOllamaMessage(m: ChatMessage, toolNames: Map<string, string>): Ollama
       if (typeof m.content === 'string') return { role: 'user', content: m.content };
       let content = '';
       let images: string[] | undefined;
-      for (const p of m.content ?? []) {
+      const parts = m.content ?? [];
+      for (let j = 0; j < parts.length; j++) {
+        const p = parts[j]!;
         if (p.type === 'text') content += (p as { text: string }).text;
-        else if (p.type === 'image_url') (images ??= []).push(base64Image((p as { image_url: { url: string } }).image_url.url));
-        else throw invalid(`ollama does not support "${p.type}" content parts`);
+        else if (p.type === 'image_url') (images ??= []).push(base64Image((p as { image_url: { url: string } }).image_url.url, `messages[${i}].content[${j}]`));
+        else throw invalid(`ollama does not support "${p.type}" content parts`, `messages[${i}].content[${j}]`);
       }
       return images ? { role: 'user', content, images } : { role: 'user', content };
     }
@@ -66,7 +68,7 @@ function toOllamaMessage(m: ChatMessage, toolNames: Map<string, string>): Ollama
       if (m.tool_calls && m.tool_calls.length > 0) {
         msg.tool_calls = m.tool_calls.map((c, index): OllamaToolCall => {
           toolNames.set(c.id, c.function.name);
-          return { id: c.id, function: { index, name: c.function.name, arguments: parseArguments(c.function.arguments) } };
+          return { id: c.id, function: { index, name: c.function.name, arguments: parseArguments(c.function.arguments, `messages[${i}].tool_calls[${index}].function.arguments`) } };
         });
       }
       return msg;
@@ -81,30 +83,30 @@ function toOllamaMessage(m: ChatMessage, toolNames: Map<string, string>): Ollama
       return msg;
     }
     default:
-      throw invalid(`ollama does not support messages with role "${String(m.role)}"`);
+      throw invalid(`ollama does not support messages with role "${String(m.role)}"`, `messages[${i}].role`);
   }
 }
 
 /** `data:image/png;base64,AAAA` → `AAAA` (a percent-encoded data URL is base64-encoded). Anything else cannot reach Ollama. */
-export function base64Image(url: string): string {
+export function base64Image(url: string, param: string): string {
   if (/^data:/i.test(url)) {
     const d = parseDataUrl(url);
     if (d !== undefined) return d.base64;
-    throw invalid('ollama needs images as data URLs (data:image/...;base64,...)');
+    throw invalid('ollama needs images as data URLs (data:image/...;base64,...)', param);
   }
-  throw invalid('ollama does not fetch image URLs: send the image inline as a base64 data URL (data:image/...;base64,...)');
+  throw invalid('ollama does not fetch image URLs: send the image inline as a base64 data URL (data:image/...;base64,...)', param);
 }
 
-function parseArguments(args: string): Record<string, unknown> {
+function parseArguments(args: string, param: string): Record<string, unknown> {
   if (args.trim() === '') return {};
   let value: unknown;
   try {
     value = JSON.parse(args);
   } catch {
-    throw invalid('ollama needs tool-call arguments that are a JSON object; got invalid JSON');
+    throw invalid('ollama needs tool-call arguments that are a JSON object; got invalid JSON', param);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw invalid('ollama needs tool-call arguments that are a JSON object');
+    throw invalid('ollama needs tool-call arguments that are a JSON object', param);
   }
   return value as Record<string, unknown>;
 }
@@ -130,6 +132,6 @@ function toOllamaFormat(f: ResponseFormat | undefined): OllamaChatRequest['forma
   return 'json';
 }
 
-function invalid(message: string): UpstreamError {
-  return new UpstreamError({ category: 'invalid_request', message, unsent: true });
+function invalid(message: string, param: string): UpstreamError {
+  return new UpstreamError({ category: 'invalid_request', message, param, unsent: true });
 }

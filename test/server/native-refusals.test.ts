@@ -1,0 +1,84 @@
+/**
+ * What a native provider (Anthropic, Gemini, Cohere, Ollama) cannot express is
+ * refused before anything is sent, as a 400 whose `param` names the field, so a
+ * client can point at what to change: over a real gateway and the loopback
+ * servers that speak each provider's wire format.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startAnthropicServer, type AnthropicServer } from '../servers/anthropic-server.js';
+import { startCohereServer, type CohereServer } from '../servers/cohere-server.js';
+import { startGeminiServer, type GeminiServer } from '../servers/gemini-server.js';
+import { startOllamaServer, type OllamaServer } from '../servers/ollama-server.js';
+
+let anthropic: AnthropicServer;
+let gemini: GeminiServer;
+let cohere: CohereServer;
+let ollama: OllamaServer;
+let gw: TestGateway;
+
+beforeAll(async () => {
+  [anthropic, gemini, cohere, ollama] = await Promise.all([startAnthropicServer(), startGeminiServer(), startCohereServer(), startOllamaServer()]);
+  gw = await startGateway(
+    {
+      providers: [
+        { id: 'an', type: 'anthropic', baseUrl: anthropic.url, apiKey: '${K}' },
+        { id: 'ge', type: 'gemini', baseUrl: gemini.url, apiKey: '${K}' },
+        { id: 'co', type: 'cohere', baseUrl: cohere.url, apiKey: '${K}' },
+        { id: 'ol', type: 'ollama', baseUrl: ollama.url },
+      ],
+      models: [
+        { name: 'anthropic', deployments: [{ provider: 'an', model: 'claude-sonnet-4-5' }] },
+        { name: 'gemini', deployments: [{ provider: 'ge', model: 'gemini-2.5-flash' }] },
+        { name: 'cohere', deployments: [{ provider: 'co', model: 'command-a-03-2025' }] },
+        { name: 'ollama', deployments: [{ provider: 'ol', model: 'llama3.2' }] },
+        { name: 'cohere-embed', deployments: [{ provider: 'co', model: 'embed-v4.0' }] },
+        { name: 'ollama-embed', deployments: [{ provider: 'ol', model: 'nomic-embed-text' }] },
+      ],
+    },
+    { env: { K: 'k' } },
+  );
+});
+afterAll(async () => {
+  await gw.close(0);
+  await Promise.all([anthropic.close(), gemini.close(), cohere.close(), ollama.close()]);
+});
+
+const upstreams = () => ({ anthropic, gemini, cohere, ollama, 'cohere-embed': cohere, 'ollama-embed': ollama });
+type Alias = keyof ReturnType<typeof upstreams>;
+
+/** POSTs `body` to `route` for `model`; the answer's status and error, and how many requests its upstream got. */
+async function refusal(route: 'chat/completions' | 'embeddings', model: Alias, body: Record<string, unknown>) {
+  const upstream = upstreams()[model];
+  const before = upstream.requests.length;
+  const res = await fetch(`${gw.baseURL}/${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, ...body }) });
+  const { error } = (await res.json()) as { error: { code: string; param: string | null; message: string } };
+  return { status: res.status, code: error.code, param: error.param, sent: upstream.requests.length - before };
+}
+
+describe('a native provider refuses what it cannot express, naming the field', () => {
+  it.each<Alias>(['anthropic', 'gemini', 'cohere', 'ollama'])('%s: a file part by id names the part', async (model) => {
+    const messages = [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: [{ type: 'text', text: 'Summarise this.' }, { type: 'file', file: { file_id: 'file-abc123' } }] },
+    ];
+    expect(await refusal('chat/completions', model, { messages })).toEqual({ status: 400, code: 'invalid_request', param: 'messages[1].content[1]', sent: 0 });
+  });
+
+  it.each<Alias>(['cohere-embed', 'ollama-embed'])('%s: token ids name the input', async (model) => {
+    expect(await refusal('embeddings', model, { input: [[1, 2, 3]] })).toEqual({ status: 400, code: 'invalid_request', param: 'input', sent: 0 });
+  });
+
+  it('ollama: tool-call arguments that are no JSON object name the arguments', async () => {
+    const messages = [
+      { role: 'user', content: 'Weather?' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '["Paris"]' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+    ];
+    expect(await refusal('chat/completions', 'ollama', { messages })).toEqual({ status: 400, code: 'invalid_request', param: 'messages[1].tool_calls[0].function.arguments', sent: 0 });
+  });
+
+  it('anthropic: messages with no text at all name the messages', async () => {
+    expect(await refusal('chat/completions', 'anthropic', { messages: [{ role: 'user', content: ' ' }] })).toEqual({ status: 400, code: 'invalid_request', param: 'messages', sent: 0 });
+  });
+});
