@@ -73,6 +73,22 @@ export function responseFormat(req: ChatRequest, provider: string): ResponseForm
   throw invalid(`response_format type "${String(f.type)}" is not supported by ${provider}`, 'response_format');
 }
 
+/**
+ * The request's stop sequences as a native provider takes them. An empty one is
+ * dropped, as no provider stops on it usefully: Ollama's runner matches it at
+ * once (an empty answer), Anthropic refuses it. More than the provider's
+ * `max` (Gemini and Cohere take 5) is refused here, so another candidate can
+ * serve, rather than sent to come back as a 400 that ends the request. Undefined
+ * when none is left.
+ */
+export function stopSequences(req: ChatRequest, provider: string, max = Infinity): string[] | undefined {
+  const stop = req.stop;
+  if (stop === undefined || stop === null) return undefined;
+  const out = (typeof stop === 'string' ? [stop] : stop).filter((s) => s.length > 0);
+  if (out.length > max) throw invalid(`${provider} takes at most ${max} stop sequences`, 'stop');
+  return out.length > 0 ? out : undefined;
+}
+
 /** For providers that answer one choice a call: `n` > 1 is refused, not answered with one. */
 export function oneChoice(req: ChatRequest, provider: string): void {
   if (typeof req.n === 'number' && req.n > 1) throw invalid(`n > 1 is not supported by ${provider}, which answers one choice a request`, 'n');

@@ -27,7 +27,7 @@
  */
 import type { ChatMessage, ChatRequest, ResponseFormat, TextPart } from '../../protocol/openai.js';
 import { contentBlocks, plainText, pushText, unsupported } from './convert-content.js';
-import { objectSchema, oneChoice, responseFormat, toolSelection, withToolCallIds, type ToolSelection } from '../request-options.js';
+import { objectSchema, oneChoice, responseFormat, stopSequences, toolSelection, withToolCallIds, type ToolSelection } from '../request-options.js';
 import type {
   AnthropicContentBlock,
   AnthropicImageBlock,
@@ -126,14 +126,13 @@ export function toAnthropicRequest(
     if (temperature !== undefined && !(temperature === 1 && topP !== undefined && topP < 1)) body.temperature = temperature;
     else if (topP !== undefined) body.top_p = topP;
   }
-  const stop = typeof req.stop === 'string' ? [req.stop] : (req.stop ?? []);
-  const stopSequences = stop.filter((s) => s.length > 0);
+  const stop = stopSequences(req, 'anthropic');
   // Anthropic refuses a stop sequence of whitespace only ("\n"): refused here, so another
   // candidate can serve the request, rather than sent to come back as a 400.
-  if (stopSequences.some((s) => s.trim() === '')) {
+  if (stop?.some((s) => s.trim() === '')) {
     throw unsupported('a stop sequence of whitespace only (such as "\\n")', 'stop');
   }
-  if (stopSequences.length > 0) body.stop_sequences = stopSequences;
+  if (stop) body.stop_sequences = stop;
   if (typeof req.user === 'string' && req.user) body.metadata = { user_id: req.user };
   const selection = toolSelection(req, 'anthropic');
   if (selection) {

@@ -4,7 +4,7 @@
  */
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import { objectSchema, oneChoice, responseFormat, toolsBesideJson, withToolCallIds } from '../request-options.js';
+import { objectSchema, oneChoice, responseFormat, stopSequences, toolsBesideJson, withToolCallIds } from '../request-options.js';
 import type {
   CohereChatRequest,
   CohereImageContent,
@@ -35,7 +35,8 @@ export function toCohereRequest(req: ChatRequest, model: string, stream: boolean
   // Cohere's ranges are narrower than OpenAI's: p 0.01–0.99, penalties 0–1. Clamped, as
   // Anthropic's temperature is: the nearest setting the provider has, not a refusal.
   if (req.top_p != null) out.p = clamp(req.top_p, 0.01, 0.99);
-  if (req.stop != null) out.stop_sequences = typeof req.stop === 'string' ? [req.stop] : req.stop;
+  const stop = stopSequences(req, 'cohere', 5);
+  if (stop) out.stop_sequences = stop;
   if (req.seed != null) out.seed = req.seed;
   if (typeof req.frequency_penalty === 'number') out.frequency_penalty = clamp(req.frequency_penalty, 0, 1);
   if (typeof req.presence_penalty === 'number') out.presence_penalty = clamp(req.presence_penalty, 0, 1);

@@ -7,7 +7,7 @@
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall } from '../../protocol/openai.js';
 import { parseDataUrl } from '../../protocol/data-url.js';
 import { invalidRequest } from './errors.js';
-import { responseFormat, toolsBesideJson, type ToolSelection } from '../request-options.js';
+import { responseFormat, stopSequences, toolsBesideJson, type ToolSelection } from '../request-options.js';
 import { toGeminiParameters, toGeminiSchema } from './to-gemini-schema.js';
 import type {
   GeminiContent,
@@ -270,8 +270,8 @@ function toGenerationConfig(req: ChatRequest): GeminiGenerationConfig | undefine
   if (topP !== undefined) g.topP = topP;
   const maxTokens = num(req.max_completion_tokens) ?? num(req.max_tokens);
   if (maxTokens !== undefined) g.maxOutputTokens = maxTokens;
-  if (typeof req.stop === 'string') g.stopSequences = [req.stop];
-  else if (Array.isArray(req.stop) && req.stop.length > 0) g.stopSequences = req.stop.filter((s) => typeof s === 'string');
+  const stop = stopSequences(req, 'gemini', 5);
+  if (stop) g.stopSequences = stop;
   const n = num(req.n);
   if (n !== undefined) g.candidateCount = n;
   const seed = num(req.seed);

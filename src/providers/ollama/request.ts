@@ -7,7 +7,7 @@ import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseForma
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { OllamaChatRequest, OllamaMessage, OllamaOptions, OllamaTool, OllamaToolCall } from './wire.js';
 import { parseDataUrl } from '../../protocol/data-url.js';
-import { objectSchema, oneChoice, responseFormat, toolSelection, withToolCallIds } from '../request-options.js';
+import { objectSchema, oneChoice, responseFormat, stopSequences, toolSelection, withToolCallIds } from '../request-options.js';
 
 export function toOllamaRequest(req: ChatRequest, model: string, stream: boolean): OllamaChatRequest {
   // Ollama tool results name their tool; OpenAI's carry only the call id.
@@ -38,7 +38,8 @@ function toOllamaOptions(req: ChatRequest): OllamaOptions | undefined {
   if (req.top_p != null) o.top_p = req.top_p;
   const maxTokens = req.max_completion_tokens ?? req.max_tokens;
   if (maxTokens != null) o.num_predict = maxTokens;
-  if (req.stop != null) o.stop = typeof req.stop === 'string' ? [req.stop] : req.stop;
+  const stop = stopSequences(req, 'ollama');
+  if (stop) o.stop = stop;
   if (req.seed != null) o.seed = req.seed;
   if (req.presence_penalty != null) o.presence_penalty = req.presence_penalty;
   if (req.frequency_penalty != null) o.frequency_penalty = req.frequency_penalty;

@@ -1,8 +1,9 @@
 /**
- * What a native provider (Anthropic, Gemini, Cohere, Ollama) cannot express is
- * refused before anything is sent, as a 400 whose `param` names the field, so a
- * client can point at what to change: over a real gateway and the loopback
- * servers that speak each provider's wire format.
+ * Odd but valid OpenAI requests, as a native provider (Anthropic, Gemini,
+ * Cohere, Ollama) gets them: over a real gateway and the loopback servers that
+ * speak each provider's wire format. What the provider can express is sent in
+ * its terms; what it cannot is refused before anything is sent, as a 400 whose
+ * `param` names the field, so a client can point at what to change.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -80,5 +81,32 @@ describe('a native provider refuses what it cannot express, naming the field', (
 
   it('anthropic: messages with no text at all name the messages', async () => {
     expect(await refusal('chat/completions', 'anthropic', { messages: [{ role: 'user', content: ' ' }] })).toEqual({ status: 400, code: 'invalid_request', param: 'messages', sent: 0 });
+  });
+});
+
+/** The stop sequences each provider's request carried, read from its own wire format. */
+const sentStops: Record<'anthropic' | 'gemini' | 'cohere' | 'ollama', () => unknown> = {
+  anthropic: () => anthropic.requests.at(-1)!.body!.stop_sequences,
+  gemini: () => (gemini.requests.at(-1)!.body as { generationConfig?: { stopSequences?: unknown } }).generationConfig?.stopSequences,
+  cohere: () => (cohere.requests.at(-1)!.body as { stop_sequences?: unknown }).stop_sequences,
+  ollama: () => (ollama.requests.at(-1)!.body as { options?: { stop?: unknown } }).options?.stop,
+};
+
+describe('stop sequences', () => {
+  const chat = (model: string, stop: unknown) =>
+    fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, stop, messages: [{ role: 'user', content: 'Count to ten.' }] }) });
+
+  // Ollama's runner matches an empty stop sequence at once: the answer would be empty.
+  it.each(['anthropic', 'gemini', 'cohere', 'ollama'] as const)('%s: an empty one is left out, not sent', async (model) => {
+    expect((await chat(model, ['', 'END'])).status).toBe(200);
+    expect(sentStops[model]()).toEqual(['END']);
+    expect((await chat(model, '')).status).toBe(200);
+    expect(sentStops[model]()).toBeUndefined();
+  });
+
+  it.each(['gemini', 'cohere'] as const)('%s: more than the 5 it takes are refused, naming stop', async (model) => {
+    expect(await refusal('chat/completions', model, { stop: ['1', '2', '3', '4', '5', '6'], messages: [{ role: 'user', content: 'Count.' }] })).toEqual({ status: 400, code: 'invalid_request', param: 'stop', sent: 0 });
+    expect((await chat(model, ['1', '2', '3', '4', '5'])).status).toBe(200);
+    expect(sentStops[model]()).toEqual(['1', '2', '3', '4', '5']);
   });
 });
