@@ -27,7 +27,12 @@ export interface ToolSelection {
 /** The request's tools and how the model may use them; undefined when it offers none. */
 export function toolSelection(req: ChatRequest, provider: string): ToolSelection | undefined {
   const tools = req.tools;
-  if (!Array.isArray(tools) || tools.length === 0) return undefined;
+  if (!Array.isArray(tools) || tools.length === 0) {
+    // 'none' and 'auto' without tools mean what no tools mean; a call required of no tools cannot be honoured (OpenAI refuses it too).
+    const choice = req.tool_choice as unknown;
+    if (choice === undefined || choice === null || choice === 'none' || choice === 'auto') return undefined;
+    throw invalid('tool_choice requires a call, but the request offers no tools', 'tool_choice');
+  }
   const other = tools.find((t) => t.type !== undefined && t.type !== 'function');
   if (other !== undefined) throw invalid(`tools of type "${String(other.type)}" are not supported by ${provider}`, 'tools');
   const choice = req.tool_choice as unknown;

@@ -110,3 +110,22 @@ describe('stop sequences', () => {
     expect(sentStops[model]()).toEqual(['1', '2', '3', '4', '5']);
   });
 });
+
+describe('tool_choice without tools', () => {
+  const messages = [{ role: 'user', content: 'What is the weather in Paris?' }];
+
+  // Left unsaid, the provider answered in text where the client required a call.
+  it.each(['anthropic', 'gemini', 'cohere', 'ollama'] as const)('%s: a required or named call is refused, naming tool_choice', async (model) => {
+    for (const toolChoice of ['required', { type: 'function', function: { name: 'weather' } }]) {
+      expect(await refusal('chat/completions', model, { messages, tool_choice: toolChoice, tools: [] })).toEqual({ status: 400, code: 'invalid_request', param: 'tool_choice', sent: 0 });
+      expect(await refusal('chat/completions', model, { messages, tool_choice: toolChoice })).toEqual({ status: 400, code: 'invalid_request', param: 'tool_choice', sent: 0 });
+    }
+  });
+
+  it.each(['anthropic', 'gemini', 'cohere', 'ollama'] as const)('%s: none and auto mean what no tools mean', async (model) => {
+    for (const toolChoice of ['none', 'auto']) {
+      const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, messages, tool_choice: toolChoice }) });
+      expect(res.status).toBe(200);
+    }
+  });
+});

@@ -52,8 +52,10 @@ describe('toAnthropicRequest details', () => {
       type: 'auto',
       disable_parallel_tool_use: true,
     });
-    expect(convert({ tool_choice: 'required' }).body).not.toHaveProperty('tool_choice');
-    expect(convert({ tool_choice: 'required' }).body).not.toHaveProperty('tools');
+    // Without tools, 'none' means no tools; a required call cannot be honoured, and is refused.
+    expect(convert({ tool_choice: 'none' }).body).not.toHaveProperty('tool_choice');
+    expect(convert({ tool_choice: 'none' }).body).not.toHaveProperty('tools');
+    expect(() => convert({ tool_choice: 'required' })).toThrow(expect.objectContaining({ param: 'tool_choice', unsent: true }));
   });
 
   it('clamps temperature into Anthropic range and splits stop lists', () => {

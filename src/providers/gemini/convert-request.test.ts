@@ -50,8 +50,9 @@ describe('toGenerateContentRequest details', () => {
     expect(mode('none')).toEqual({ functionCallingConfig: { mode: 'NONE' } });
     expect(mode('required')).toEqual({ functionCallingConfig: { mode: 'ANY' } });
     expect(mode({ type: 'function', function: { name: 'f' } })).toEqual({ functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['f'] } });
-    // No tools: no toolConfig either, whatever tool_choice says.
-    expect(toGenerateContentRequest(req({ tool_choice: 'required' })).toolConfig).toBeUndefined();
+    // No tools: no toolConfig either; a call required of no tools is refused.
+    expect(toGenerateContentRequest(req({ tool_choice: 'auto' })).toolConfig).toBeUndefined();
+    expect(() => toGenerateContentRequest(req({ tool_choice: 'required' }))).toThrow(expect.objectContaining({ param: 'tool_choice', unsent: true }));
   });
 
   it('omits generationConfig when nothing is set and skips empty messages', () => {
