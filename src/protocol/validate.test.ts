@@ -49,6 +49,7 @@ describe('validateChatRequest: valid bodies pass unchanged', () => {
     ['a model name of 256 characters', { ...base(), model: 'm'.repeat(256) }],
     ['penalties, a seed, and a custom tool beside a function', { ...base(), presence_penalty: -2, frequency_penalty: 2, seed: 42, tools: [{ type: 'custom', custom: { name: 'grammar' } }, { type: 'function', function: { name: 'f' } }] }],
     ['stop as a string or a list, tool_choice as OpenAI takes it', { ...base(), stop: ['a', 'b'], tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'f' } }] } } }],
+    ['tool parameters and description null, as some clients send them', { ...base(), tools: [{ type: 'function', function: { name: 'f', parameters: null, description: null } }] }],
     ['an assistant message without content', { ...base(), messages: [{ role: 'user', content: 'a' }, { role: 'assistant' }] }],
   ];
   it.each(valid)('%s', (_name, body) => {
@@ -105,6 +106,9 @@ describe('validateChatRequest: each malformed body is a 400 naming its param', (
     ['tools not an array', { ...base(), tools: { type: 'function' } }, 'tools'],
     ['a tool without a function', { ...base(), tools: [{ type: 'function' }] }, 'tools[0]'],
     ['a tool without a name', { ...base(), tools: [{ type: 'function', function: { name: 'ok' } }, { type: 'function', function: {} }] }, 'tools[1]'],
+    ['tool parameters that are no object (adapters made a schema of a string\'s characters)', { ...base(), tools: [{ type: 'function', function: { name: 'f', parameters: 'object' } }] }, 'tools[0].function.parameters'],
+    ['tool parameters that are an array', { ...base(), tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }, { type: 'function', function: { name: 'g', parameters: [] } }] }, 'tools[1].function.parameters'],
+    ['a tool description that is not a string', { ...base(), tools: [{ type: 'function', function: { name: 'f', description: 5 } }] }, 'tools[0].function.description'],
     ['response_format as a string', { ...base(), response_format: 'json' }, 'response_format'],
     ['response_format without a type', { ...base(), response_format: {} }, 'response_format'],
   ];

@@ -58,6 +58,17 @@ function checkStop(stop: unknown): void {
   throw invalidRequest("'stop' must be a string or an array of strings", 'stop');
 }
 
+function checkFunctionTool(fn: Record<string, unknown>, t: number): void {
+  const parameters = fn.parameters;
+  if (parameters !== undefined && parameters !== null && !isObj(parameters)) {
+    throw invalidRequest(`tools[${t}].function.parameters must be a JSON Schema object`, `tools[${t}].function.parameters`);
+  }
+  const description = fn.description;
+  if (description !== undefined && description !== null && typeof description !== 'string') {
+    throw invalidRequest(`tools[${t}].function.description must be a string`, `tools[${t}].function.description`);
+  }
+}
+
 const TOOL_CHOICE_MODES = new Set(['none', 'auto', 'required']);
 const hasFunctionName = (v: unknown): boolean => isObj(v) && isObj(v.function) && typeof v.function.name === 'string';
 
@@ -125,6 +136,8 @@ export function validateChatRequest(body: unknown): ChatRequest {
       if (!custom && (!isObj(tool) || (tool.type !== undefined && tool.type !== 'function') || !isObj(tool.function) || typeof tool.function.name !== 'string')) {
         throw invalidRequest(`tools[${t}] must be {type: 'function', function: {name, ...}} or {type: 'custom', custom: {name, ...}}`, `tools[${t}]`);
       }
+      // Native adapters build the provider's schema from these: a string or an array there is no schema to build from.
+      if (!custom) checkFunctionTool(tool.function as Record<string, unknown>, t);
     }
   }
   checkStop(body.stop);
