@@ -73,6 +73,11 @@ export function responseFormat(req: ChatRequest, provider: string): ResponseForm
   if (f.type === 'json_schema') {
     const s = f.json_schema as unknown;
     if (s === null || typeof s !== 'object' || Array.isArray(s)) throw invalid('response_format.json_schema must be an object', 'response_format.json_schema');
+    // Each adapter builds its provider's schema from it (or inlines it in an instruction): `true` or a string is none to build.
+    const schema = (s as { schema?: unknown }).schema;
+    if (schema !== undefined && schema !== null && (typeof schema !== 'object' || Array.isArray(schema))) {
+      throw invalid('response_format.json_schema.schema must be a JSON Schema object', 'response_format.json_schema.schema');
+    }
     return f;
   }
   throw invalid(`response_format type "${String(f.type)}" is not supported by ${provider}`, 'response_format');

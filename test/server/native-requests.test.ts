@@ -129,3 +129,16 @@ describe('tool_choice without tools', () => {
     }
   });
 });
+
+describe('response_format', () => {
+  // Cohere got the string as its json_schema, Gemini dropped it for plain JSON mode, Anthropic inlined it as the schema.
+  it.each(['anthropic', 'gemini', 'cohere', 'ollama'] as const)('%s: a json_schema whose schema is no object is refused, naming it', async (model) => {
+    const response_format = { type: 'json_schema', json_schema: { name: 'answer', schema: 'object' } };
+    expect(await refusal('chat/completions', model, { response_format, messages: [{ role: 'user', content: 'Answer in JSON.' }] })).toEqual({
+      status: 400,
+      code: 'invalid_request',
+      param: 'response_format.json_schema.schema',
+      sent: 0,
+    });
+  });
+});
