@@ -142,3 +142,15 @@ describe('response_format', () => {
     });
   });
 });
+
+describe('tool results', () => {
+  // Anthropic refuses a tool_result no tool_use before it has the id of (Gemini's adapter refused it already).
+  it.each(['anthropic', 'gemini'] as const)('%s: one answering no call before it is refused, naming its tool_call_id', async (model) => {
+    const messages = [
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }] },
+      { role: 'tool', tool_call_id: 'call_2', content: 'sunny' },
+    ];
+    expect(await refusal('chat/completions', model, { messages })).toEqual({ status: 400, code: 'invalid_request', param: 'messages[2].tool_call_id', sent: 0 });
+  });
+});

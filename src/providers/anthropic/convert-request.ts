@@ -244,9 +244,10 @@ class ToolIds {
     return safe;
   }
 
-  result(id: string | undefined): string {
+  /** The id a result goes out with; undefined when no call before it has its id (Anthropic refuses such a result). */
+  result(id: string | undefined): string | undefined {
     const key = id ?? '';
-    return this.open.get(key)?.shift() ?? this.latest.get(key) ?? this.fresh(key);
+    return this.open.get(key)?.shift() ?? this.latest.get(key);
   }
 
   private fresh(key: string): string {
@@ -270,7 +271,9 @@ function toolsUsed(turns: Turn[]): string[] {
 }
 
 function toolResult(m: ChatMessage, i: number, toolIds: ToolIds): AnthropicToolResultBlock {
-  const block: AnthropicToolResultBlock = { type: 'tool_result', tool_use_id: toolIds.result(m.tool_call_id) };
+  const id = toolIds.result(m.tool_call_id);
+  if (id === undefined) throw unsupported('a tool result whose tool_call_id answers no tool call before it', `messages[${i}].tool_call_id`);
+  const block: AnthropicToolResultBlock = { type: 'tool_result', tool_use_id: id };
   if (typeof m.content === 'string') {
     if (m.content) block.content = m.content;
   } else if (Array.isArray(m.content)) {
