@@ -50,6 +50,7 @@ describe('validateChatRequest: valid bodies pass unchanged', () => {
     ['penalties, a seed, and a custom tool beside a function', { ...base(), presence_penalty: -2, frequency_penalty: 2, seed: 42, tools: [{ type: 'custom', custom: { name: 'grammar' } }, { type: 'function', function: { name: 'f' } }] }],
     ['stop as a string or a list, tool_choice as OpenAI takes it', { ...base(), stop: ['a', 'b'], tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'f' } }] } } }],
     ['tool parameters and description null, as some clients send them', { ...base(), tools: [{ type: 'function', function: { name: 'f', parameters: null, description: null } }] }],
+    ['a legacy function result with null content, as OpenAI takes it', { ...base(), messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } }, { role: 'function', name: 'f', content: null }] }],
     ['an assistant message without content', { ...base(), messages: [{ role: 'user', content: 'a' }, { role: 'assistant' }] }],
   ];
   it.each(valid)('%s', (_name, body) => {

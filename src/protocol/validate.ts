@@ -36,7 +36,8 @@ function checkToolCalls(calls: unknown, i: number, role: string): void {
 function checkContent(content: unknown, i: number, role: string): void {
   if (typeof content === 'string') return;
   if (content === null || content === undefined) {
-    if (role === 'assistant') return;
+    // A legacy function result may be null too, as OpenAI takes it ({role: 'function', name, content: null}).
+    if (role === 'assistant' || (role === 'function' && content === null)) return;
     throw invalidRequest(`messages[${i}].content is required for role '${role}'`, `messages[${i}].content`);
   }
   if (!Array.isArray(content)) throw invalidRequest(`messages[${i}].content must be a string or an array of parts`, `messages[${i}].content`);
