@@ -26,6 +26,11 @@ export interface ToolSelection {
 
 /** The request's tools and how the model may use them; undefined when it offers none. */
 export function toolSelection(req: ChatRequest, provider: string): ToolSelection | undefined {
+  // Legacy function calling offered as `functions` is answered with `function_call`, which no
+  // native answer carries: refused rather than dropped (the model would not see the functions).
+  if (Array.isArray(req.functions) && req.functions.length > 0) {
+    throw invalid(`functions (legacy function calling) are not supported by ${provider}: offer them as tools`, 'functions');
+  }
   const tools = req.tools;
   if (!Array.isArray(tools) || tools.length === 0) {
     // 'none' and 'auto' without tools mean what no tools mean; a call required of no tools cannot be honoured (OpenAI refuses it too).

@@ -154,3 +154,16 @@ describe('tool results', () => {
     expect(await refusal('chat/completions', model, { messages })).toEqual({ status: 400, code: 'invalid_request', param: 'messages[2].tool_call_id', sent: 0 });
   });
 });
+
+describe('legacy functions', () => {
+  // They were dropped: the model never saw them, and the client waited for a function_call no native answer carries.
+  it.each(['anthropic', 'gemini', 'cohere', 'ollama'] as const)('%s: functions offered the legacy way are refused, naming functions', async (model) => {
+    const functions = [{ name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
+    expect(await refusal('chat/completions', model, { functions, function_call: 'auto', messages: [{ role: 'user', content: 'Weather in Paris?' }] })).toEqual({
+      status: 400,
+      code: 'invalid_request',
+      param: 'functions',
+      sent: 0,
+    });
+  });
+});
