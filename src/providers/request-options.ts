@@ -104,6 +104,16 @@ export function stopSequences(req: ChatRequest, provider: string, max = Infinity
   return out.length > 0 ? out : undefined;
 }
 
+/**
+ * A native answer carries text and tool calls only: log probabilities or audio asked for
+ * are refused, not answered without them (`logprobs: null`, a text reply to play).
+ */
+export function textAnswer(req: ChatRequest, provider: string): void {
+  if (req.logprobs === true) throw invalid(`logprobs are not supported by ${provider}`, 'logprobs');
+  const modalities = req.modalities;
+  if (Array.isArray(modalities) && modalities.includes('audio')) throw invalid(`audio output is not supported by ${provider}`, 'modalities');
+}
+
 /** For providers that answer one choice a call: `n` > 1 is refused, not answered with one. */
 export function oneChoice(req: ChatRequest, provider: string): void {
   if (typeof req.n === 'number' && req.n > 1) throw invalid(`n > 1 is not supported by ${provider}, which answers one choice a request`, 'n');

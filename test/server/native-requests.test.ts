@@ -167,3 +167,17 @@ describe('legacy functions', () => {
     });
   });
 });
+
+describe('what a native answer cannot carry', () => {
+  const messages = [{ role: 'user', content: 'Say hi.' }];
+  // Answered before with logprobs: null and a text reply: not what the client asked for.
+  it.each(['anthropic', 'gemini', 'cohere', 'ollama'] as const)('%s: logprobs and audio output are refused, naming the field', async (model) => {
+    expect(await refusal('chat/completions', model, { messages, logprobs: true, top_logprobs: 2 })).toEqual({ status: 400, code: 'invalid_request', param: 'logprobs', sent: 0 });
+    expect(await refusal('chat/completions', model, { messages, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } })).toEqual({ status: 400, code: 'invalid_request', param: 'modalities', sent: 0 });
+  });
+
+  it.each(['anthropic', 'gemini', 'cohere', 'ollama'] as const)('%s: logprobs false and text modalities are served', async (model) => {
+    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, messages, logprobs: false, modalities: ['text'] }) });
+    expect(res.status).toBe(200);
+  });
+});

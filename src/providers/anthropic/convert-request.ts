@@ -16,7 +16,8 @@
  *
  * `response_format` has no Anthropic equivalent: json_object and json_schema
  * become an instruction appended to the system prompt (with the schema
- * inlined). Unmappable parameters (n, seed, penalties, logprobs) are ignored.
+ * inlined). `n` > 1, logprobs and audio output, which an Anthropic answer
+ * cannot carry, are refused; seed and penalties, hints with no equivalent, are ignored.
  * Temperature is clamped to Anthropic's 0..1 range rather than failing, and
  * only one of temperature and top_p goes out, which newer models require (see
  * below). A whitespace-only stop sequence, which
@@ -27,7 +28,7 @@
  */
 import type { ChatMessage, ChatRequest, ResponseFormat, TextPart } from '../../protocol/openai.js';
 import { contentBlocks, plainText, pushText, unsupported } from './convert-content.js';
-import { objectSchema, oneChoice, responseFormat, stopSequences, toolSelection, withToolCallIds, type ToolSelection } from '../request-options.js';
+import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, toolSelection, withToolCallIds, type ToolSelection } from '../request-options.js';
 import type {
   AnthropicContentBlock,
   AnthropicImageBlock,
@@ -107,6 +108,7 @@ export function toAnthropicRequest(
   }
   const prefillTrim = trimFinalAssistant(turns);
   oneChoice(req, 'anthropic');
+  textAnswer(req, 'anthropic');
   const formatInstruction = responseFormatInstruction(responseFormat(req, 'anthropic'));
   if (formatInstruction) system.push(formatInstruction);
 

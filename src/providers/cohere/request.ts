@@ -4,7 +4,7 @@
  */
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import { objectSchema, oneChoice, responseFormat, stopSequences, toolsBesideJson, withToolCallIds } from '../request-options.js';
+import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, toolsBesideJson, withToolCallIds } from '../request-options.js';
 import type {
   CohereChatRequest,
   CohereImageContent,
@@ -19,6 +19,7 @@ export function toCohereRequest(req: ChatRequest, model: string, stream: boolean
   const out: CohereChatRequest = { model, messages: withToolCallIds(req.messages).map((m, i) => toCohereMessage(m, i)), stream };
 
   oneChoice(req, 'cohere');
+  textAnswer(req, 'cohere');
   const selection = toolsBesideJson(req, 'cohere');
   if (selection) {
     // Cohere cannot force one named tool: offer only that tool, and require a call.

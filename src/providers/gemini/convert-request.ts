@@ -7,7 +7,7 @@
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall } from '../../protocol/openai.js';
 import { parseDataUrl } from '../../protocol/data-url.js';
 import { invalidRequest } from './errors.js';
-import { responseFormat, stopSequences, toolsBesideJson, type ToolSelection } from '../request-options.js';
+import { responseFormat, stopSequences, textAnswer, toolsBesideJson, type ToolSelection } from '../request-options.js';
 import { toGeminiParameters, toGeminiSchema } from './to-gemini-schema.js';
 import type {
   GeminiContent,
@@ -113,6 +113,7 @@ export function toGenerateContentRequest(req: ChatRequest): GenerateContentReque
   const out: GenerateContentRequest = { contents };
   if (system.length > 0) out.systemInstruction = { parts: system };
 
+  textAnswer(req, 'gemini');
   const selection = toolsBesideJson(req, 'gemini');
   if (selection) {
     out.tools = [{ functionDeclarations: functionDeclarations(selection.tools) }];

@@ -7,7 +7,7 @@ import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseForma
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { OllamaChatRequest, OllamaMessage, OllamaOptions, OllamaTool, OllamaToolCall } from './wire.js';
 import { parseDataUrl } from '../../protocol/data-url.js';
-import { objectSchema, oneChoice, responseFormat, stopSequences, toolSelection, withToolCallIds } from '../request-options.js';
+import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, toolSelection, withToolCallIds } from '../request-options.js';
 
 export function toOllamaRequest(req: ChatRequest, model: string, stream: boolean): OllamaChatRequest {
   // Ollama tool results name their tool; OpenAI's carry only the call id.
@@ -16,6 +16,7 @@ export function toOllamaRequest(req: ChatRequest, model: string, stream: boolean
   const out: OllamaChatRequest = { model, messages, stream };
 
   oneChoice(req, 'ollama');
+  textAnswer(req, 'ollama');
   const selection = toolSelection(req, 'ollama');
   // Ollama has no tool_choice: "none" is honoured by not offering tools, a named
   // tool by offering only that one; "required" cannot be enforced.
