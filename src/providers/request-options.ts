@@ -114,6 +114,28 @@ export function textAnswer(req: ChatRequest, provider: string): void {
   if (Array.isArray(modalities) && modalities.includes('audio')) throw invalid(`audio output is not supported by ${provider}`, 'modalities');
 }
 
+/** Roles whose content every native format takes as text only (OpenAI too: it refuses other parts there). */
+export const TEXT_ROLES: ReadonlySet<string> = new Set(['system', 'developer', 'assistant']);
+/** …and tool results, for providers whose tool results carry text only (all but Anthropic). */
+export const TEXT_AND_RESULT_ROLES: ReadonlySet<string> = new Set(['system', 'developer', 'assistant', 'tool', 'function']);
+
+/**
+ * A part other than text (an image, a file) in a message whose content the provider takes
+ * as text only is refused, naming it, rather than dropped; an assistant's refusal part is
+ * history the adapters leave out, as OpenAI's own models read it as no content.
+ */
+export function textOnlyParts(messages: ChatMessage[], provider: string, roles: ReadonlySet<string>): void {
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (!Array.isArray(m.content) || !roles.has(m.role)) continue;
+    for (let j = 0; j < m.content.length; j++) {
+      const type = m.content[j]!.type;
+      if (type === 'text' || (type === 'refusal' && m.role === 'assistant')) continue;
+      throw invalid(`${provider} takes only text in ${m.role} messages, not "${type}" parts`, `messages[${i}].content[${j}]`);
+    }
+  }
+}
+
 /** For providers that answer one choice a call: `n` > 1 is refused, not answered with one. */
 export function oneChoice(req: ChatRequest, provider: string): void {
   if (typeof req.n === 'number' && req.n > 1) throw invalid(`n > 1 is not supported by ${provider}, which answers one choice a request`, 'n');

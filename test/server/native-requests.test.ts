@@ -181,3 +181,33 @@ describe('what a native answer cannot carry', () => {
     expect(res.status).toBe(200);
   });
 });
+
+describe('parts where only text can go', () => {
+  const image = { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } };
+  const call = { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'chart', arguments: '{}' } }] };
+
+  // They were dropped: the model answered without the image the client sent.
+  it.each(['gemini', 'cohere', 'ollama'] as const)('%s: an image in a tool result is refused, naming the part', async (model) => {
+    const messages = [{ role: 'user', content: 'Draw the chart.' }, call, { role: 'tool', tool_call_id: 'call_1', content: [{ type: 'text', text: 'Here:' }, image] }];
+    expect(await refusal('chat/completions', model, { messages })).toEqual({ status: 400, code: 'invalid_request', param: 'messages[2].content[1]', sent: 0 });
+  });
+
+  it.each(['anthropic', 'gemini', 'cohere', 'ollama'] as const)('%s: an image in a system message is refused, naming the part', async (model) => {
+    const messages = [{ role: 'system', content: [{ type: 'text', text: 'Logo:' }, image] }, { role: 'user', content: 'Describe the logo.' }];
+    expect(await refusal('chat/completions', model, { messages })).toEqual({ status: 400, code: 'invalid_request', param: 'messages[0].content[1]', sent: 0 });
+  });
+
+  it.each(['anthropic', 'gemini', 'cohere', 'ollama'] as const)('%s: an assistant refusal part is history, served', async (model) => {
+    const messages = [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'refusal', refusal: 'No.' }] }, { role: 'user', content: 'b' }];
+    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, messages }) });
+    expect(res.status).toBe(200);
+  });
+
+  it('anthropic: an image in a tool result goes with it', async () => {
+    const messages = [{ role: 'user', content: 'Draw the chart.' }, call, { role: 'tool', tool_call_id: 'call_1', content: [{ type: 'text', text: 'Here:' }, image] }];
+    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'anthropic', messages }) });
+    expect(res.status).toBe(200);
+    const sent = anthropic.requests.at(-1)!.body!.messages as { content: { type: string; content?: { type: string }[] }[] }[];
+    expect(sent[2]!.content[0]!.content!.map((b) => b.type)).toEqual(['text', 'image']);
+  });
+});

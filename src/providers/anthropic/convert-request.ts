@@ -28,7 +28,7 @@
  */
 import type { ChatMessage, ChatRequest, ResponseFormat, TextPart } from '../../protocol/openai.js';
 import { contentBlocks, plainText, pushText, unsupported } from './convert-content.js';
-import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, toolSelection, withToolCallIds, type ToolSelection } from '../request-options.js';
+import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_ROLES, toolSelection, withToolCallIds, type ToolSelection } from '../request-options.js';
 import type {
   AnthropicContentBlock,
   AnthropicImageBlock,
@@ -75,6 +75,7 @@ export function toAnthropicRequest(
   };
 
   const toolIds = new ToolIds();
+  textOnlyParts(req.messages, 'anthropic', TEXT_ROLES);
   const messages = withToolCallIds(req.messages);
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;

@@ -4,7 +4,7 @@
  */
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, toolsBesideJson, withToolCallIds } from '../request-options.js';
+import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_AND_RESULT_ROLES, toolsBesideJson, withToolCallIds } from '../request-options.js';
 import type {
   CohereChatRequest,
   CohereImageContent,
@@ -16,6 +16,7 @@ import type {
 
 
 export function toCohereRequest(req: ChatRequest, model: string, stream: boolean): CohereChatRequest {
+  textOnlyParts(req.messages, 'cohere', TEXT_AND_RESULT_ROLES);
   const out: CohereChatRequest = { model, messages: withToolCallIds(req.messages).map((m, i) => toCohereMessage(m, i)), stream };
 
   oneChoice(req, 'cohere');

@@ -7,7 +7,7 @@
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall } from '../../protocol/openai.js';
 import { parseDataUrl } from '../../protocol/data-url.js';
 import { invalidRequest } from './errors.js';
-import { responseFormat, stopSequences, textAnswer, toolsBesideJson, type ToolSelection } from '../request-options.js';
+import { responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_AND_RESULT_ROLES, toolsBesideJson, type ToolSelection } from '../request-options.js';
 import { toGeminiParameters, toGeminiSchema } from './to-gemini-schema.js';
 import type {
   GeminiContent,
@@ -67,6 +67,7 @@ export function toGenerateContentRequest(req: ChatRequest): GenerateContentReque
     else contents.push({ role, parts });
   };
 
+  textOnlyParts(req.messages, 'gemini', TEXT_AND_RESULT_ROLES);
   req.messages.forEach((msg, i) => {
     if (msg.role !== 'tool') flushResponses();
     switch (msg.role) {

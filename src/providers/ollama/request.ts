@@ -7,11 +7,12 @@ import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseForma
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { OllamaChatRequest, OllamaMessage, OllamaOptions, OllamaTool, OllamaToolCall } from './wire.js';
 import { parseDataUrl } from '../../protocol/data-url.js';
-import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, toolSelection, withToolCallIds } from '../request-options.js';
+import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_AND_RESULT_ROLES, toolSelection, withToolCallIds } from '../request-options.js';
 
 export function toOllamaRequest(req: ChatRequest, model: string, stream: boolean): OllamaChatRequest {
   // Ollama tool results name their tool; OpenAI's carry only the call id.
   const toolNames = new Map<string, string>();
+  textOnlyParts(req.messages, 'ollama', TEXT_AND_RESULT_ROLES);
   const messages = withToolCallIds(req.messages).map((m, i) => toOllamaMessage(m, i, toolNames));
   const out: OllamaChatRequest = { model, messages, stream };
 
