@@ -203,11 +203,13 @@ describe('parts where only text can go', () => {
     expect(res.status).toBe(200);
   });
 
-  it('anthropic: an image in a tool result goes with it', async () => {
-    const messages = [{ role: 'user', content: 'Draw the chart.' }, call, { role: 'tool', tool_call_id: 'call_1', content: [{ type: 'text', text: 'Here:' }, image] }];
+  // The PDF was dropped: only text and images were kept of a tool result.
+  it('anthropic: an image or a PDF in a tool result goes with it', async () => {
+    const pdf = { type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=', filename: 'chart.pdf' } };
+    const messages = [{ role: 'user', content: 'Draw the chart.' }, call, { role: 'tool', tool_call_id: 'call_1', content: [{ type: 'text', text: 'Here:' }, image, pdf] }];
     const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'anthropic', messages }) });
     expect(res.status).toBe(200);
     const sent = anthropic.requests.at(-1)!.body!.messages as { content: { type: string; content?: { type: string }[] }[] }[];
-    expect(sent[2]!.content[0]!.content!.map((b) => b.type)).toEqual(['text', 'image']);
+    expect(sent[2]!.content[0]!.content!.map((b) => b.type)).toEqual(['text', 'image', 'document']);
   });
 });
