@@ -1,6 +1,7 @@
 /**
  * What the native adapters (Anthropic, Gemini, Cohere, Ollama) read of a
- * request's `tool_choice`, `response_format`, `n` and tool schemas, read in
+ * request's `tool_choice`, `response_format`, `n`, `stop`, `logprobs`, tool
+ * schemas and text-only content, read in
  * one place so that each gives the same answer: a value OpenAI allows but the
  * provider cannot express is a clear `invalid_request` naming the provider,
  * never a silent change of meaning (a grammar read as JSON mode, `n: 3`
@@ -121,8 +122,8 @@ export const TEXT_AND_RESULT_ROLES: ReadonlySet<string> = new Set(['system', 'de
 
 /**
  * A part other than text (an image, a file) in a message whose content the provider takes
- * as text only is refused, naming it, rather than dropped; an assistant's refusal part is
- * history the adapters leave out, as OpenAI's own models read it as no content.
+ * as text only is refused, naming it, rather than dropped. An assistant's refusal part,
+ * which OpenAI takes there, is history the adapters leave out (nothing to continue from).
  */
 export function textOnlyParts(messages: ChatMessage[], provider: string, roles: ReadonlySet<string>): void {
   for (let i = 0; i < messages.length; i++) {
