@@ -14,7 +14,7 @@ afterEach(async () => {
   closers = [];
 });
 
-type NativeType = 'anthropic' | 'cohere' | 'ollama';
+type NativeType = 'anthropic' | 'cohere' | 'ollama' | 'gemini';
 
 /** A gateway in front of one `type` provider whose every answer is `answer` (200; JSON, or `contentType` text as given). */
 async function gatewayBefore(type: NativeType, answer: unknown, contentType = 'application/json'): Promise<string> {
@@ -131,5 +131,33 @@ describe('native answers with a null inside', () => {
     }
     expect(name).toBe('now');
     expect(JSON.parse(args)).toEqual({});
+  });
+});
+
+/**
+ * A 200 whose JSON carries no answer at all — an error object sent with status 200 (as
+ * Gemini does inside a stream), or a body without the candidates / message the format
+ * requires — is the upstream failing, as the OpenAI path treats a 200 without `choices`:
+ * the request fails over (503 here, with one candidate), never an empty 200 answer.
+ */
+describe('native 200 answers that carry no answer', () => {
+  for (const [label, type, answer, category] of [
+    ['gemini: an error object', 'gemini', { error: { code: 429, message: 'Resource has been exhausted', status: 'RESOURCE_EXHAUSTED' } }, 'rate_limited'],
+    ['gemini: an error object wrapped in an array, as its streams send it', 'gemini', [{ error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } }], 'overloaded'],
+    ['gemini: no candidates and no prompt feedback', 'gemini', { usageMetadata: { promptTokenCount: 3 }, modelVersion: 'm' }, 'server'],
+    ['gemini: candidates that are not a list', 'gemini', { candidates: { text: 'Hi' } }, 'server'],
+  ] as const) {
+    it(`${label} fails the attempt (${category}), not a 200 with empty content`, async () => {
+      const r = await askThrough(type, answer);
+      expect(r.status, JSON.stringify(r.body)).toBe(503);
+      expect(r.body.error.code).toBe('all_candidates_unavailable');
+      expect(r.body.error.message).toContain(`up/m: ${category}`);
+    });
+  }
+
+  it('gemini: a blocked prompt (no candidates, prompt feedback) is still an answer: content_filter', async () => {
+    const r = await askThrough('gemini', { promptFeedback: { blockReason: 'SAFETY' }, usageMetadata: { promptTokenCount: 3, totalTokenCount: 3 } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.choices[0].finish_reason).toBe('content_filter');
   });
 });

@@ -104,7 +104,8 @@ export function geminiErrorFromResponse(status: number, bodyText: string, header
 
 /**
  * An `{"error": ...}` event inside a 200 stream (Gemini's way of failing after
- * the status line). Its `code` stands in for the HTTP status.
+ * the status line), or a 200 answer that is one. Its `code` stands in for the
+ * HTTP status; undefined when `data` holds no error object.
  */
 export function geminiStreamError(data: string, now: number): UpstreamError | undefined {
   let body: unknown;

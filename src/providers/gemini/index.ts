@@ -20,7 +20,7 @@ import { UpstreamError } from '../../resilience/upstream-error.js';
 import { toGenerateContentRequest } from './convert-request.js';
 import { toChatCompletion } from './convert-response.js';
 import { embeddingTexts, fromBatchEmbedResponse, toBatchEmbedRequest } from './embeddings.js';
-import { geminiErrorFromResponse } from './errors.js';
+import { geminiErrorFromResponse, geminiStreamError } from './errors.js';
 import { GeminiChunkStream } from './stream.js';
 import { embedInBatches } from '../embedding-batches.js';
 import { inputTypeOf } from '../embedding-input-type.js';
@@ -72,7 +72,7 @@ export class GeminiAdapter implements ProviderAdapter {
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
     const body = JSON.stringify(toGenerateContentRequest(req));
     const res = await this.http.postWhole(`${this.prefix}${modelPath(ctx.model)}:generateContent`, body, ctx.signal);
-    const parsed = parseObject<GenerateContentResponse>(res.raw);
+    const parsed = answerOf(res.raw, this.clock.now());
     const response = toChatCompletion(parsed, {
       model: ctx.model,
       requestId: ctx.requestId,
@@ -118,6 +118,25 @@ function parseObject<T>(raw: Uint8Array): T {
   }
   return value as T;
 }
+
+/**
+ * A 2xx generateContent body carrying an answer: candidates, or the feedback of a blocked
+ * prompt (which has none). An error object sent with the 200 (bare, or in an array as
+ * Gemini's streams send it) is that error, classified; any other body without an answer is
+ * the upstream's malformed one, as a 200 without `choices` is on the OpenAI path. Converted
+ * as they came, both reached the client as an empty answer with finish_reason `stop`, and
+ * the request never failed over.
+ */
+function answerOf(raw: Uint8Array, now: number): GenerateContentResponse {
+  const res = parseJsonBody(raw) as GenerateContentResponse | null;
+  if (res !== null && typeof res === 'object' && !Array.isArray(res)) {
+    if (Array.isArray(res.candidates) && res.candidates.length > 0) return res;
+    if (res.promptFeedback !== null && typeof res.promptFeedback === 'object') return res;
+  }
+  throw geminiStreamError(utf8.decode(raw), now) ?? new UpstreamError({ category: 'server', message: 'gemini sent an answer without candidates' });
+}
+
+const utf8 = new TextDecoder();
 
 export function createGeminiAdapter(provider: ProviderConfig, deps: AdapterDeps): ProviderAdapter {
   return new GeminiAdapter(provider, deps);
