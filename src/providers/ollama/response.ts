@@ -47,11 +47,13 @@ export function ollamaToolCalls(
 }
 
 export function fromOllamaResponse(value: unknown, model: string, created: number, id: string, newToolId: () => string): ChatCompletion {
-  if (!value || typeof value !== 'object' || !(value as OllamaChatResponse).message) {
+  // A message that is not an object (`"message": "Hi"`) carries no answer either: read as one, the client got an empty 200.
+  const message = value !== null && typeof value === 'object' ? (value as OllamaChatResponse).message : undefined;
+  if (message === null || typeof message !== 'object') {
     throw new UpstreamError({ category: 'server', message: 'ollama sent a chat response without a message' });
   }
   const r = value as OllamaChatResponse;
-  const msg = r.message!;
+  const msg = message;
   const text = typeof msg.content === 'string' ? msg.content : '';
   const toolCalls = ollamaToolCalls(msg.tool_calls, newToolId);
   const completion: ChatCompletion = {
