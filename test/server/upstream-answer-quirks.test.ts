@@ -134,6 +134,43 @@ describe('native answers with a null inside', () => {
   });
 });
 
+describe('native streams with a field of the wrong type', () => {
+  it('cohere: a tool call whose name or arguments are not strings reaches the client as strings, as the buffered answer does', async () => {
+    const ev = (type: string, rest: Record<string, unknown> = {}) => `event: ${type}\ndata: ${JSON.stringify({ type, ...rest })}\n\n`;
+    const sse =
+      ev('message-start', { id: 'co_1', delta: { message: { role: 'assistant' } } }) +
+      ev('tool-call-start', { index: 0, delta: { message: { tool_calls: { id: 't1', type: 'function', function: { name: 5, arguments: { city: 'Paris' } } } } } }) +
+      ev('tool-call-start', { index: 1, delta: { message: { tool_calls: { id: 't2', type: 'function', function: { name: 'now', arguments: '' } } } } }) +
+      ev('tool-call-delta', { index: 1, delta: { message: { tool_calls: { function: { arguments: '{}' } } } } }) +
+      ev('message-end', { delta: { finish_reason: 'TOOL_CALL', usage: { billed_units: { input_tokens: 3, output_tokens: 4 } } } }) +
+      'data: [DONE]\n\n';
+    const base = await gatewayBefore('cohere', sse, 'text/event-stream');
+    const res = await fetch(`${base}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'chat',
+        stream: true,
+        messages: [{ role: 'user', content: 'time?' }],
+        tools: [{ type: 'function', function: { name: 'now', parameters: { type: 'object', properties: {} } } }],
+      }),
+    });
+    expect(res.status).toBe(200);
+    const fns: unknown[] = [];
+    for (const line of (await res.text()).split('\n')) {
+      if (!line.startsWith('data: {')) continue;
+      for (const call of JSON.parse(line.slice(6)).choices?.[0]?.delta?.tool_calls ?? []) fns.push(call.function);
+    }
+    // A client SDK appends each delta's arguments to a string: an object there breaks it.
+    for (const fn of fns as { name?: unknown; arguments?: unknown }[]) {
+      if (fn.name !== undefined) expect(typeof fn.name).toBe('string');
+      expect(typeof fn.arguments).toBe('string');
+    }
+    expect(fns).toContainEqual({ name: 'now', arguments: '' });
+    expect(fns).toContainEqual({ arguments: '{}' });
+  });
+});
+
 /**
  * A 200 whose JSON carries no answer at all — an error object sent with status 200 (as
  * Gemini does inside a stream), or a body without the candidates / message the format

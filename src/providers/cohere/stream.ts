@@ -114,7 +114,8 @@ export class CohereTranslator {
               index,
               id: typeof call.id === 'string' && call.id ? call.id : this.newToolId(),
               type: 'function',
-              function: { name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' },
+              // Strings, as the buffered answer's: a client appends each delta's arguments to a string.
+              function: { name: stringOr(call.function?.name), arguments: stringOr(call.function?.arguments) },
             },
           ],
         });
@@ -165,3 +166,5 @@ export class CohereTranslator {
     return nativeChunk(this.id, this.created, this.model, choices, usage);
   }
 }
+
+const stringOr = (v: unknown): string => (typeof v === 'string' ? v : '');
