@@ -172,6 +172,50 @@ describe('native streams with a field of the wrong type', () => {
 });
 
 /**
+ * The contract: `model` in the response and in every chunk names the concrete model that
+ * served. An Anthropic-format server that names none (a proxy in front of Claude, a
+ * message_start without `model`, or none at all) is answered under the deployment's model,
+ * as the Gemini, Cohere and Ollama adapters do — not with `model` missing or empty.
+ */
+describe('anthropic answers that name no model', () => {
+  it('buffered: the response names the deployment\'s model', async () => {
+    const r = await askThrough('anthropic', { id: 'msg_1', type: 'message', role: 'assistant', content: [{ type: 'text', text: 'Hi' }], stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 1 } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.model).toBe('m');
+    expect(r.body.choices[0].message.content).toBe('Hi');
+  });
+
+  for (const [label, start] of [
+    ['a message_start without model', [{ type: 'message_start', message: { id: 'msg_2', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 3, output_tokens: 0 } } }]],
+    ['no message_start at all', []],
+  ] as const) {
+    it(`stream, ${label}: every chunk names the deployment's model`, async () => {
+      const events = [
+        ...start,
+        { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+        { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } },
+        { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 1 } },
+        { type: 'message_stop' },
+      ];
+      const base = await gatewayBefore('anthropic', events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(''), 'text/event-stream');
+      const res = await fetch(`${base}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }], stream_options: { include_usage: true } }),
+      });
+      expect(res.status).toBe(200);
+      const chunks = (await res.text())
+        .split('\n')
+        .filter((l) => l.startsWith('data: {'))
+        .map((l) => JSON.parse(l.slice(6)) as { id: string; model: string; choices: { delta?: { content?: string } }[] });
+      expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe('Hi');
+      expect(new Set(chunks.map((c) => c.model))).toEqual(new Set(['m']));
+      expect(chunks.every((c) => c.id.length > 0)).toBe(true);
+    });
+  }
+});
+
+/**
  * A 200 whose JSON carries no answer at all — an error object sent with status 200 (as
  * Gemini does inside a stream), or a body without the candidates / message the format
  * requires — is the upstream failing, as the OpenAI path treats a 200 without `choices`:

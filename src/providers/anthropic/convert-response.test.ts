@@ -28,7 +28,7 @@ describe('toChatCompletion against the wire fixtures', () => {
     it(name, () => {
       const f = fixture(name);
       // Through the byte parser, as the adapter does.
-      const msg = parseMessage(new TextEncoder().encode(JSON.stringify(f.anthropicResponse)));
+      const msg = parseMessage(new TextEncoder().encode(JSON.stringify(f.anthropicResponse)), 'claude-asked');
       expect(toChatCompletion(msg, CREATED, f.prefillTrim)).toStrictEqual(f.chatCompletion);
     });
   }
@@ -83,7 +83,7 @@ describe('toChatCompletion details', () => {
   });
 
   it('rejects bodies that are not messages as server faults', () => {
-    const bad = (s: string) => () => parseMessage(new TextEncoder().encode(s));
+    const bad = (s: string) => () => parseMessage(new TextEncoder().encode(s), 'claude-asked');
     expect(bad('{"type":"message"')).toThrow(UpstreamError);
     expect(bad('{"id":"msg_1","type":"message"}')).toThrow(/not a message/);
     try {

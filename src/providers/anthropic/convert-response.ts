@@ -10,7 +10,8 @@ import { toolArgumentsJson } from '../tool-arguments.js';
 
 const decoder = new TextDecoder();
 
-export function parseMessage(raw: Uint8Array): AnthropicMessage {
+/** `model`: the deployment's, named in the answer when the upstream's names none (every response names the model that served). */
+export function parseMessage(raw: Uint8Array, model: string): AnthropicMessage {
   let value: unknown;
   try {
     value = JSON.parse(decoder.decode(raw));
@@ -21,6 +22,7 @@ export function parseMessage(raw: Uint8Array): AnthropicMessage {
   if (v === null || typeof v !== 'object' || !Array.isArray(v.content) || typeof v.id !== 'string') {
     throw new UpstreamError({ category: 'server', message: 'anthropic response is not a message' });
   }
+  if (typeof v.model !== 'string' || v.model === '') v.model = model;
   return v as AnthropicMessage;
 }
 

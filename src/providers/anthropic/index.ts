@@ -58,14 +58,14 @@ export class AnthropicAdapter implements ProviderAdapter {
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
     const { body, prefillTrim } = toAnthropicRequest(req, ctx.model, false, this.convert);
     const res = await this.http.postWhole(MESSAGES_PATH, JSON.stringify(body), ctx.signal);
-    const msg = parseMessage(res.raw);
+    const msg = parseMessage(res.raw, ctx.model);
     return { response: toChatCompletion(msg, this.created(), prefillTrim), headers: res.headers };
   }
 
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
     const { body, prefillTrim } = toAnthropicRequest(req, ctx.model, true, this.convert);
     const res = await this.http.postOk(MESSAGES_PATH, JSON.stringify(body), ctx.signal, SSE_ACCEPT);
-    return new AnthropicChunkStream(res.headers, this.http.text(res, ctx.signal), this.created(), prefillTrim);
+    return new AnthropicChunkStream(res.headers, this.http.text(res, ctx.signal), this.created(), prefillTrim, { id: `msg_${ctx.requestId}`, model: ctx.model });
   }
 
   close(): Promise<void> {

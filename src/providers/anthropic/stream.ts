@@ -35,8 +35,9 @@ type Json = Record<string, unknown>;
 export class AnthropicChunkStream implements ChunkStream {
   malformed = 0;
 
-  private id = '';
-  private model = '';
+  /** message_start's, else the `asked` ones. */
+  private id: string;
+  private model: string;
   private usage: AnthropicUsage = {};
   private readonly kinds: number[] = [];
   private tools = 0;
@@ -52,14 +53,20 @@ export class AnthropicChunkStream implements ChunkStream {
   /**
    * @param created the `created` stamp of every chunk (seconds)
    * @param prefillTrim see ConvertedRequest.prefillTrim
+   * @param asked the id and model the chunks carry until message_start names the upstream's:
+   *   a server that sends none (or one without them) still names the model that served, as
+   *   every chunk must
    */
   constructor(
     readonly headers: UpstreamHeaders,
     private readonly pieces: AsyncIterable<string>,
     private readonly created: number,
     prefillTrim = '',
+    asked: { id: string; model: string } = { id: '', model: '' },
   ) {
     this.pendingTrim = prefillTrim;
+    this.id = asked.id;
+    this.model = asked.model;
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<ChatCompletionChunk> {
@@ -138,8 +145,8 @@ export class AnthropicChunkStream implements ChunkStream {
       this.malformed++;
       return;
     }
-    if (typeof msg.id === 'string') this.id = msg.id;
-    if (typeof msg.model === 'string') this.model = msg.model;
+    if (typeof msg.id === 'string' && msg.id) this.id = msg.id;
+    if (typeof msg.model === 'string' && msg.model) this.model = msg.model;
     this.mergeUsage(msg.usage);
     this.emit(roleDelta());
   }
