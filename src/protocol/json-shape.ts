@@ -14,9 +14,9 @@
  *
  * What the scan proves: the bytes are one object whose brackets and strings
  * are balanced and properly closed, with nothing but whitespace around it,
- * and its top level has `field` holding an array. Bytes inside that framing
- * (a misspelled literal, a bad number) are not checked; a truncated, HTML,
- * empty or error-shaped answer is.
+ * and its top level has `field` holding an array whose first item is an
+ * object. Bytes inside that framing (a misspelled literal, a bad number) are
+ * not checked; a truncated, HTML, empty or error-shaped answer is.
  */
 import type { Usage } from './openai.js';
 
@@ -64,8 +64,21 @@ function keyIs(b: Uint8Array, from: number, to: number, name: string): boolean {
 }
 
 /**
- * Checks `b` is a JSON object whose top level has `field` as an array, and
- * returns its usage; undefined when it is not (the caller's malformed answer).
+ * Whether the value starting at `i` (after whitespace) is an object: the first item of
+ * `field`'s array must be one. A 200 with `"choices": []` or `[null]` (some
+ * OpenAI-compatible servers send them in place of an error) carries no answer, and
+ * forwarded, it broke every client reading `choices[0].message` while another
+ * candidate could have answered.
+ */
+function opensObject(b: Uint8Array, i: number): boolean {
+  while (i < b.length && isWs(b[i]!)) i++;
+  return b[i] === OPEN_OBJ;
+}
+
+/**
+ * Checks `b` is a JSON object whose top level has `field` as an array that
+ * starts with an object, and returns its usage; undefined when it is not (the
+ * caller's malformed answer).
  */
 export function scanJsonShape(b: Uint8Array, field: string): JsonShape | undefined {
   const n = b.length;
@@ -91,7 +104,7 @@ export function scanJsonShape(b: Uint8Array, field: string): JsonShape | undefin
           j++;
           while (j < n && isWs(b[j]!)) j++;
           // A repeated member counts as JSON.parse would read it: the last one wins.
-          if (key === 1) hasField = b[j] === OPEN_ARR;
+          if (key === 1) hasField = b[j] === OPEN_ARR && opensObject(b, j + 1);
           else if (key === 2) {
             usageFrom = b[j] === OPEN_OBJ ? j : -1;
             usageTo = -1;

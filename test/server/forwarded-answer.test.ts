@@ -64,6 +64,8 @@ describe('a forwarded 2xx answer', () => {
     ['an error object', '{"error":{"message":"overloaded","type":"server_error"}}'],
     ['a cut-off object', '{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"par'],
     ['an empty body', ''],
+    ['a completion whose choices are empty', '{"id":"x","object":"chat.completion","created":1,"model":"m1","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":0,"total_tokens":5}}'],
+    ['a completion whose choices hold a null', '{"id":"x","object":"chat.completion","created":1,"model":"m1","choices":[null]}'],
   ];
   for (const [what, body] of malformed) {
     it(`fails the attempt and fails over when it is ${what}`, async () => {
