@@ -7,7 +7,7 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus, type TraceRecord } from '../../src/observability/events.js';
-import { startChatOver, startCostPair, type TestGateway } from '../helpers/gateway.js';
+import { startChatOver, startCostPair, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { sseData } from '../server/wire.js';
 
@@ -127,5 +127,78 @@ describe('a stream whose usage chunk holds counts that are not counts', () => {
     expect(typeof t.usage.promptTokens).toBe('number');
     expect(t.usage.promptTokens).toBeGreaterThan(0);
     expect(t.costUsd).toBeCloseTo((t.usage.promptTokens * 1 + 10 * 2) / 1e6, 12);
+  });
+});
+
+/**
+ * An Anthropic-format server that reports no usage (or counts that are not numbers; some
+ * Anthropic-compatible servers send none): the gateway counts it, as for any upstream,
+ * rather than reading the missing counts as 0 — a free answer that took nothing from the limits.
+ */
+describe('an anthropic answer without usage', () => {
+  async function anthropicGateway(handler: Parameters<typeof startRawUpstream>[0]): Promise<TraceRecord[]> {
+    upstream = await startRawUpstream(handler);
+    const traced: TraceRecord[] = [];
+    const bus = new EventBus();
+    bus.on('request', (t) => traced.push(t));
+    gw = await startGateway(
+      {
+        providers: [{ id: 'up', type: 'anthropic', baseUrl: new URL(upstream.url).origin, apiKey: '${UP_KEY}' }],
+        models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'claude-1', price: { input: 1, output: 2 } }] }],
+      },
+      { env: { UP_KEY: 'k' }, bus },
+    );
+    return traced;
+  }
+
+  for (const [label, usage] of [
+    ['none', undefined],
+    ['counts that are strings', { input_tokens: '12', output_tokens: '10' }],
+  ] as const) {
+    it(`buffered, ${label}: counted from the text for the trace, the cost and the client`, async () => {
+      const traced = await anthropicGateway((res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-1', content: [{ type: 'text', text: TEXT }], stop_reason: 'end_turn', usage }));
+      });
+      const res = await fetch(`${gw!.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'Say something of forty characters, please.' }] }) });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { usage: { prompt_tokens: number; completion_tokens: number } };
+      await expect.poll(() => traced.length).toBe(1);
+      const t = traced[0]!;
+      expect(t.usage.completionTokens).toBe(10);
+      expect(t.usage.promptTokens).toBeGreaterThan(0);
+      expect(body.usage).toMatchObject({ prompt_tokens: t.usage.promptTokens, completion_tokens: 10 });
+      expect(t.costUsd).toBeCloseTo((t.usage.promptTokens * 1 + 10 * 2) / 1e6, 12);
+    });
+  }
+
+  it('streamed without any usage: counted, and the client\'s usage chunk says so', async () => {
+    const traced = await anthropicGateway((res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const events = [
+        { type: 'message_start', message: { id: 'msg_2', type: 'message', role: 'assistant', model: 'claude-1', content: [] } },
+        { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+        { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: TEXT } },
+        { type: 'content_block_stop', index: 0 },
+        { type: 'message_delta', delta: { stop_reason: 'end_turn' } },
+        { type: 'message_stop' },
+      ];
+      res.end(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(''));
+    });
+    const res = await fetch(`${gw!.baseURL}/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'chat', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const text = await res.text();
+    expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+    await expect.poll(() => traced.length).toBe(1);
+    const t = traced[0]!;
+    expect(t.usage.completionTokens).toBe(10);
+    expect(t.usage.promptTokens).toBeGreaterThan(0);
+    const usage = sseData(text)
+      .filter((d) => d !== '[DONE]')
+      .map((d) => JSON.parse(d) as { usage?: unknown })
+      .find((c) => c.usage)?.usage;
+    expect(usage).toEqual({ prompt_tokens: t.usage.promptTokens, completion_tokens: 10, total_tokens: t.usage.promptTokens + 10 });
   });
 });

@@ -29,17 +29,23 @@ export function parseMessage(raw: Uint8Array, model: string): AnthropicMessage {
 /**
  * Anthropic counts cached prompt tokens apart from `input_tokens`; OpenAI's
  * prompt_tokens includes them, with the cache hits repeated in the details.
+ * A count the upstream did not send as a number stays undefined, so the
+ * gateway counts it (checkedUsage, StreamTally) as it does for any upstream:
+ * read as 0, an Anthropic-compatible server that reports no usage gave
+ * answers that cost nothing and took nothing from the token limits.
  */
 export function toUsage(u: AnthropicUsage | undefined): Usage {
   const cacheRead = num(u?.cache_read_input_tokens);
-  const prompt = num(u?.input_tokens) + num(u?.cache_creation_input_tokens) + cacheRead;
-  const completion = num(u?.output_tokens);
+  const input = u?.input_tokens;
+  const output = u?.output_tokens;
+  const prompt = typeof input === 'number' ? input + num(u?.cache_creation_input_tokens) + cacheRead : undefined;
+  const completion = typeof output === 'number' ? output : undefined;
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
-    total_tokens: prompt + completion,
+    total_tokens: prompt !== undefined && completion !== undefined ? prompt + completion : undefined,
     prompt_tokens_details: { cached_tokens: cacheRead },
-  };
+  } as Usage;
 }
 
 function num(n: unknown): number {
