@@ -171,6 +171,28 @@ describe('native streams with a field of the wrong type', () => {
   });
 });
 
+describe('native streams that go on after their finish', () => {
+  it('gemini: text a candidate sends after its finishReason is not the answer: the client reads one answer, finished once', async () => {
+    const ev = (o: unknown) => `data: ${JSON.stringify(o)}\r\n\r\n`;
+    const sse =
+      ev({ candidates: [{ content: { role: 'model', parts: [{ text: 'Hi' }] }, finishReason: 'STOP', index: 0 }], modelVersion: 'm' }) +
+      ev({ candidates: [{ content: { role: 'model', parts: [{ text: ' and more' }] }, finishReason: 'MAX_TOKENS', index: 0 }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 4 } });
+    const base = await gatewayBefore('gemini', sse, 'text/event-stream');
+    const res = await fetch(`${base}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status).toBe(200);
+    const chunks = (await res.text())
+      .split('\n')
+      .filter((l) => l.startsWith('data: {'))
+      .map((l) => JSON.parse(l.slice(6)) as { choices: { delta?: { content?: string }; finish_reason: string | null }[] });
+    expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe('Hi');
+    expect(chunks.flatMap((c) => c.choices.map((ch) => ch.finish_reason)).filter((f) => f !== null)).toEqual(['stop']);
+  });
+});
+
 /**
  * The contract: `model` in the response and in every chunk names the concrete model that
  * served. An Anthropic-format server that names none (a proxy in front of Claude, a

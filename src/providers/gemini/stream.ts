@@ -76,6 +76,9 @@ export class GeminiChunkStream implements ChunkStream {
           candidates.set(index, state);
           out.push(chunk([choice(index, roleDelta())]));
         }
+        // Its answer ended at its finishReason: what a server sends for it after that would reach
+        // the client behind the finish chunk, which every client takes for the end of the choice.
+        if (state.finished) return;
         const parts = partsOf(c);
         const text = textOf(parts);
         if (text) out.push(chunk([choice(index, { content: text })]));
@@ -86,7 +89,7 @@ export class GeminiChunkStream implements ChunkStream {
           calls.push({ index: state.toolCalls++, ...call });
         }
         if (calls.length > 0) out.push(chunk([choice(index, { tool_calls: calls })]));
-        if (typeof c.finishReason === 'string' && c.finishReason && !state.finished) {
+        if (typeof c.finishReason === 'string' && c.finishReason) {
           state.finished = true;
           out.push(chunk([choice(index, {}, mapFinishReason(c.finishReason, state.toolCalls > 0))]));
         }
