@@ -39,10 +39,10 @@ describe('StreamTally', () => {
 
   it('counts what the upstream reported only where it is a count: a string, a negative or a missing count is counted from the text', () => {
     const t = new StreamTally('resp-id', 'm', 1, false);
-    t.take(chunk({ content: 'x'.repeat(40) }, 'stop'));
+    t.take(chunk({ content: 'x'.repeat(40) })); // cut: continued below
     t.take(chunk({}, null, { choices: [], usage: { prompt_tokens: 'a', completion_tokens: -5 } as never }));
     expect(t.closeAttempt(30)).toBe(40);
-    t.take(chunk({ content: 'y'.repeat(8) }, 'stop'));
+    t.take(chunk({ content: 'y'.repeat(8) }));
     t.take(chunk({}, null, { choices: [], usage: 'lots' as never }));
     t.closeAttempt(30);
     t.take(chunk({ content: 'z'.repeat(4) }, 'stop'));

@@ -104,6 +104,9 @@ export class StreamTally {
       // Nothing of the answer (an Azure prompt_filter_results chunk): a continuation's, under its own id, is dropped.
       return this.continuation ? undefined : chunk;
     }
+    // The answer ended at its finish_reason (with n > 1, every choice's): whatever a server sends for
+    // it after that reached the client behind the finish chunk, which every client takes for the end.
+    if (this.finished) return undefined;
     // Only a continuation whose prefill ends with the start of a stop sequence: one field test otherwise.
     // Its one choice (several are never resumed) is checked at the seam before it is counted or kept.
     if (this.seam !== undefined && !this.atSeam(choices[0]!)) return undefined;

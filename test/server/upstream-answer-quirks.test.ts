@@ -172,6 +172,28 @@ describe('native streams with a field of the wrong type', () => {
 });
 
 describe('native streams that go on after their finish', () => {
+  it('anthropic: text sent after the message_delta that carried the stop_reason is not the answer', async () => {
+    const events = [
+      { type: 'message_start', message: { id: 'msg_3', type: 'message', role: 'assistant', model: 'm', content: [], usage: { input_tokens: 3, output_tokens: 0 } } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 1 } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: ' and more' } },
+      { type: 'message_stop' },
+    ];
+    const base = await gatewayBefore('anthropic', events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(''), 'text/event-stream');
+    const res = await fetch(`${base}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).not.toContain('and more');
+    expect(text).toContain('"content":"Hi"');
+    expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+  });
+
   it('gemini: text a candidate sends after its finishReason is not the answer: the client reads one answer, finished once', async () => {
     const ev = (o: unknown) => `data: ${JSON.stringify(o)}\r\n\r\n`;
     const sse =

@@ -148,6 +148,29 @@ describe('odd upstream streams', () => {
     expect(r.values.at(-1)).toBe('[DONE]');
   });
 
+  it('content an upstream sends after its finish_reason is not relayed: the finish chunk is the end of the answer, with or without include_usage', async () => {
+    for (const request of [{}, { stream_options: { include_usage: true } }]) {
+      const r = await streamThrough(
+        async (res) => {
+          sseHead(res);
+          res.write(chunk('m', { role: 'assistant', content: '' }));
+          res.write(chunk('m', { content: 'Done.' }));
+          res.write(chunk('m', {}, 'stop'));
+          res.write(chunk('m', { content: ' AFTER' }));
+          res.end(chunk('m', {}, 'length') + 'data: [DONE]\n\n');
+        },
+        {},
+        request,
+      );
+      expect(r.status).toBe(200);
+      expect(contentOf(r.values)).toBe('Done.');
+      expect(r.body).not.toContain('AFTER');
+      const finishes = r.values.flatMap((v) => ((v as { choices?: { finish_reason?: string | null }[] }).choices ?? []).map((c) => c.finish_reason)).filter(Boolean);
+      expect(finishes).toEqual(['stop']);
+      expect(r.values.at(-1)).toBe('[DONE]');
+    }
+  });
+
   it('a stream cut after its first text, with resume off, says how much had arrived', async () => {
     const r = await streamThrough(
       async (res) => {
