@@ -549,6 +549,9 @@ describe('categorize by status range', () => {
     [409, 'invalid_request'],
     [413, 'invalid_request'],
     [422, 'invalid_request'],
+    [451, 'server'],
+    [498, 'server'],
+    [499, 'server'],
     [408, 'timeout'],
   ] as const)('%i with a bland body → %s', (status, category) => {
     expect(categorize(status, 'something went wrong')).toBe(category);

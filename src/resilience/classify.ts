@@ -49,7 +49,11 @@ export function categorize(status: number, text: string): ErrorCategory {
     if (CONTEXT_RE.test(text)) return 'context_length';
     if (POLICY_RE.test(text)) return 'content_policy';
     if (RATE_RE.test(text) && /quota|exhausted/i.test(text)) return 'rate_limited';
-    return 'invalid_request';
+    // 450–499 are no standard client error but vendors' own, about the route rather than the
+    // request: Groq's 498 (flex tier capacity exceeded), the 499 of a server behind nginx that
+    // cancelled it, 451 (not served in this region). Read as invalid_request, they ended the
+    // chain with that status while another candidate could have answered.
+    return status >= 450 && status < 500 ? 'server' : 'invalid_request';
   }
   return 'server';
 }

@@ -91,6 +91,9 @@ describe('buffered fail-over', () => {
     ['500', { kind: 'status', status: 500 }],
     ['503', { kind: 'status', status: 503 }],
     ['529', { kind: 'status', status: 529 }],
+    // 450–499 are no standard client error but vendors' own, about the route and not the request.
+    ["498 (Groq's flex tier capacity exceeded)", { kind: 'status', status: 498, message: 'Flex tier capacity exceeded. Please try again later.' }],
+    ['499 (request cancelled on the upstream side)', { kind: 'status', status: 499 }],
     ['a connection reset', { kind: 'reset' }],
   ] as const) {
     it(`retries ${name} up to maxRetries, then fails over`, async () => {
