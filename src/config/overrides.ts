@@ -30,10 +30,15 @@ const NUMERIC_VARS: readonly NumericVar[] = [
   { name: 'PORT', path: ['server', 'port'], min: 0, max: 65_535 },
 ];
 
-/** Applies the environment overrides to `doc` in place; returns the problems with them. */
-export function applyEnvOverrides(doc: unknown, env: Env): string[] {
+/**
+ * Applies the environment overrides to `doc` in place; returns the problems with them.
+ * A variable that a CLI flag beats (`PORT` under `--port`, `HOST` under `--host`) is
+ * not read at all: its value cannot matter, so a bad one must not stop the gateway.
+ */
+export function applyEnvOverrides(doc: unknown, env: Env, cli?: CliOverrides): string[] {
   const problems: string[] = [];
   for (const v of NUMERIC_VARS) {
+    if (v.name === 'PORT' && cli?.port !== undefined) continue;
     const raw = env[v.name]?.trim();
     if (raw === undefined || raw === '') continue; // empty means unset, as in most deploy tooling
     const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
@@ -43,7 +48,7 @@ export function applyEnvOverrides(doc: unknown, env: Env): string[] {
     } else setIn(doc, v.path, n);
   }
 
-  const host = env.HOST?.trim();
+  const host = cli?.host === undefined ? env.HOST?.trim() : undefined;
   if (host && !isListenHost(host)) problems.push(`env.HOST: ${LISTEN_HOST_REASON}`);
   else if (host) setIn(doc, ['server', 'host'], host);
 

@@ -597,6 +597,13 @@ describe('parseConfig: overrides', () => {
     expect(c.server.host).toBe('0.0.0.0');
   });
 
+  it('does not read PORT or HOST when a flag beats it: a bad value there cannot stop the gateway (found by the contract audit)', () => {
+    const c = parseConfig(base(), { ...ENV, PORT: 'abc', HOST: 'bad host' }, { overrides: { port: 38_000, host: '127.0.0.2' } });
+    expect(c.server).toMatchObject({ port: 38_000, host: '127.0.0.2' });
+    // Without the flag the variable is read, and a bad one is still a problem.
+    expect(problemsOf(base(), { ...ENV, HOST: 'bad host' })).toEqual([expect.stringMatching(/^env\.HOST: /)]);
+  });
+
   it('refuses a bad PORT with the variable named', () => {
     expect(problemsOf(base(), { ...ENV, PORT: '70000' })).toEqual(['env.PORT: must be an integer from 0 to 65535, got "70000"']);
   });

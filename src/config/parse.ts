@@ -50,7 +50,7 @@ export function parseConfig(doc: unknown, env: Env = process.env, options: Parse
   dropBlankSecrets(raw, interpolated.reread);
 
   const found: string[] = [];
-  found.push(...applyEnvOverrides(raw, env));
+  found.push(...applyEnvOverrides(raw, env, options.overrides));
   found.push(...applyCliOverrides(raw, options.overrides));
   const { data, problems: schemaProblems } = validate(raw, interpolated);
   found.push(...schemaProblems);
