@@ -1,7 +1,9 @@
 /**
  * The real `switchyard serve` process (bin/switchyard.js over the built dist/):
  * the `listening on http://HOST:PORT` line, a request served, SIGTERM draining
- * an in-flight stream and exiting 0, `--port` over `PORT` over the file, and
+ * an in-flight stream and exiting 0 (SIGINT too), `--port`/`--host` over
+ * `PORT`/`HOST` over the file, `--config` over `SWITCHYARD_CONFIG` over
+ * `./switchyard.yaml`, and
  * which config file the log says it used.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -196,6 +198,37 @@ describe('switchyard serve (a real process)', () => {
     expect(portOf(await q.line(LISTENING))).toBe(wanted);
     q.child.kill('SIGINT');
     expect((await q.exited).code).toBe(0);
+  });
+
+  it('--host beats HOST and --config beats SWITCHYARD_CONFIG; SIGINT drains a stream then exits 0 (found by the contract audit)', async () => {
+    // Each variable here would stop the gateway if it were read: HOST public without keys,
+    // PORT not a number, SWITCHYARD_CONFIG a file with an unknown field.
+    const bad = join(dir, 'flags-bad.yaml');
+    writeFileSync(bad, 'server:\n  colour: blue\nproviders: []\nmodels: []\n');
+    const p = cli(['serve', '--config', configFile, '--port', '0', '--host', '127.0.0.1'], {
+      env: { HOST: '0.0.0.0', PORT: 'abc', SWITCHYARD_CONFIG: bad },
+    });
+    const port = portOf(await p.line(LISTENING));
+    expect(p.output.join('\n')).toContain(`using config ${configFile}`);
+    const stream = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'fast', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const reading = readUntil(stream.body!, (t) => t.includes('data: [DONE]'));
+    p.child.kill('SIGINT');
+    expect(sseData(await reading).at(-1)).toBe('[DONE]');
+    expect(await p.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('HOST beats the file, and SWITCHYARD_CONFIG beats ./switchyard.yaml (found by the contract audit)', async () => {
+    // The file says 127.0.0.1 and has no keys: HOST=0.0.0.0 read over it is refused at start-up.
+    const cwd = mkdtempSync(join(dir, 'env-'));
+    writeFileSync(join(cwd, 'switchyard.yaml'), 'server:\n  colour: blue\nproviders: []\nmodels: []\n');
+    const p = cli(['serve', '--port', '0'], { cwd, env: { HOST: '0.0.0.0', SWITCHYARD_CONFIG: configFile } });
+    expect((await p.exited).code).toBe(1);
+    const said = p.output.join('\n');
+    expect(said).toMatch(/^keys: required when server\.host \(0\.0\.0\.0\) is not a loopback address/m);
+    expect(said).not.toMatch(/colour/);
   });
 
   it('without a config it says it uses the bundled demo', async () => {
