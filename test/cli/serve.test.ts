@@ -140,6 +140,10 @@ describe('switchyard serve (a real process)', () => {
     expect(ok.status).toBe(200);
     expect(ok.headers.get('x-switchyard-deployment')).toBe('sim/sim-mini');
     await ok.text();
+    // Every name prefixed `switchyard_`, the process metrics `serve` adds included.
+    const samples = (await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+    expect(samples.some((l) => l.startsWith('switchyard_process_'))).toBe(true);
+    expect(samples.filter((l) => !l.startsWith('switchyard_'))).toEqual([]);
 
     const stream = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
       method: 'POST',
