@@ -9,6 +9,7 @@ import { startSwitchyard } from '../core/start.js';
 import { createLogger, flushLogger } from '../observability/logger.js';
 import { parseCli, USAGE } from './args.js';
 import { tuneHeap } from './heap-tuning.js';
+import { watchParent } from './parent-watch.js';
 
 export async function main(argv: string[]): Promise<number> {
   let args;
@@ -46,7 +47,7 @@ async function serve(config: Parameters<typeof startSwitchyard>[0], source: stri
   logger.info({ event: 'listening', url: running.url }, `switchyard listening on ${running.url}`);
   await new Promise<void>((resolve) => {
     let stopping = false;
-    const stop = (signal: NodeJS.Signals) => {
+    const stop = (signal: NodeJS.Signals | 'parent-exited') => {
       if (stopping) {
         // A second signal: stop waiting for in-flight requests.
         logger.warn({ event: 'shutdown', signal }, 'second signal: closing in-flight connections now');
@@ -60,7 +61,13 @@ async function serve(config: Parameters<typeof startSwitchyard>[0], source: stri
         done();
       });
     };
+    // Under npm the shell between it and us takes npm's SIGTERM and dies of it:
+    // our parent leaving is then the first signal (after a real one it changes nothing).
+    const unwatch = watchParent(() => {
+      if (!stopping) stop('parent-exited');
+    });
     const done = () => {
+      unwatch();
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
       resolve();

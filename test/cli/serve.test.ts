@@ -67,8 +67,12 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-function cli(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Cli {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env: cleanEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'] });
+/** `underShell`: as `npm start` runs it, under `sh -c`, a shell that stays the gateway's parent. */
+function cli(args: string[], opts: { cwd?: string; env?: Record<string, string>; underShell?: boolean } = {}): Cli {
+  const [file, argv] = opts.underShell
+    ? ['/bin/sh', ['-c', '"$0" "$@"; exit $?', process.execPath, BIN, ...args]]
+    : [process.execPath, [BIN, ...args]];
+  const child = spawn(file, argv, { cwd: opts.cwd ?? ROOT, env: cleanEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'] });
   running.push(child);
   const output: string[] = [];
   const waiters: Array<{ re: RegExp; resolve: (l: string) => void }> = [];
@@ -233,6 +237,39 @@ describe('switchyard serve (a real process)', () => {
     const said = p.output.join('\n');
     expect(said).toMatch(/^keys: required when server\.host \(0\.0\.0\.0\) is not a loopback address/m);
     expect(said).not.toMatch(/colour/);
+  });
+
+  it.runIf(process.platform !== 'win32')('under npm, a SIGTERM that kills only the shell between npm and the gateway still drains it and stops it (found by the contract audit)', async () => {
+    // npm start passes SIGTERM to its `sh -c` alone; dash dies of it and the gateway ran on, orphaned.
+    const p = cli(['serve', '--config', configFile, '--port', '0'], { underShell: true, env: { npm_lifecycle_event: 'start' } });
+    const listening = await p.line(LISTENING);
+    const gatewayPid = (JSON.parse(listening) as { pid: number }).pid;
+    expect(gatewayPid).not.toBe(p.child.pid);
+    try {
+      const port = portOf(listening);
+      const stream = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ model: 'fast', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      const reading = readUntil(stream.body!, (t) => t.includes('data: [DONE]'));
+      const closed = once(p.child, 'close'); // the gateway holds the pipes: they close when it exits
+      p.child.kill('SIGTERM');
+      expect((await p.exited).signal).toBe('SIGTERM');
+      expect(sseData(await reading).at(-1)).toBe('[DONE]');
+      let bound: NodeJS.Timeout | undefined;
+      await Promise.race([
+        closed,
+        new Promise((_, reject) => (bound = setTimeout(() => reject(new Error('the gateway outlived its shell')), 8000))),
+      ]).finally(() => clearTimeout(bound));
+      expect(p.output.join('\n')).toMatch(/"event":"stopped"/);
+      await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+    } finally {
+      try {
+        process.kill(gatewayPid, 'SIGKILL');
+      } catch {
+        // already gone, as it should be
+      }
+    }
   });
 
   it('without a config it says it uses the bundled demo', async () => {
