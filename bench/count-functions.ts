@@ -90,11 +90,31 @@ export function shortName(name: string): string {
 /**
  * Instructions a request, by function, of one callgrind dump (`requests`
  * requests long) of process `pid`; V8's map of it is moved to `keepMap`.
+ * `toJs`: native work charged to the JavaScript that called it (chargeToJs).
  */
-export async function byFunction(file: string, pid: number, requests: number, keepMap: string): Promise<ByFunction> {
+export async function byFunction(file: string, pid: number, requests: number, keepMap: string, toJs = false): Promise<ByFunction> {
   const ranges = readPerfMap(pid, keepMap);
-  const { stdout } = await execFileAsync('callgrind_annotate', ['--threshold=100', file], { maxBuffer: 256 * 1024 * 1024 });
-  return attribute(stdout, ranges, requests);
+  const args = toJs ? ['--tree=caller', '--threshold=100', file] : ['--threshold=100', file];
+  const { stdout } = await execFileAsync('callgrind_annotate', args, { maxBuffer: 1024 * 1024 * 1024 });
+  return toJs ? chargeToJs(stdout, ranges, requests) : attribute(stdout, ranges, requests);
+}
+
+/**
+ * The name a callgrind_annotate entry (`file:function [object]`, or an anonymous
+ * `???:0xADDR [???]`) is listed under, and whether it is JavaScript (JIT code V8
+ * named in its map: functions, scripts, regular expressions); undefined for the entry
+ * points whose inclusive counts hold everything (main, the event loop).
+ */
+function nameOf(what: string, ranges: CodeRange[]): { name: string; js: boolean } | undefined {
+  const jit = /^\?\?\?:0x([0-9a-f]+) \[\?\?\?\]$/.exec(what);
+  if (jit) {
+    const name = lookup(ranges, parseInt(jit[1]!, 16));
+    if (name === undefined) return { name: '(JIT code not in the map)', js: false };
+    return { name: shortName(name), js: /^(JS|Eval|Script|RegExp):/.test(name) };
+  }
+  const fn = what.replace(/^[^:]*:/, '').replace(/ \[[^\]]*\]$/, '');
+  if (/^(main|\(below main\)|node::Start|node::NodeMainInstance::Run|node::SpinEventLoop|0x000000000001ab70|__libc_start)/.test(fn)) return undefined;
+  return { name: fn.length > 110 ? `${fn.slice(0, 107)}…` : fn, js: false };
 }
 
 /**
@@ -105,23 +125,93 @@ export async function byFunction(file: string, pid: number, requests: number, ke
  */
 export function attribute(annotated: string, ranges: CodeRange[], requests: number): ByFunction {
   const out: ByFunction = new Map();
-  const add = (name: string, n: number) => out.set(name, (out.get(name) ?? 0) + n / requests);
   for (const line of annotated.split('\n')) {
     const m = /^\s*([\d,]+) \([\s\d.]+%\)\s+(.+)$/.exec(line);
-    if (!m) continue;
-    const n = Number(m[1]!.replace(/,/g, ''));
-    const what = m[2]!;
-    if (what.includes('PROGRAM TOTALS')) continue;
-    const jit = /^\?\?\?:0x([0-9a-f]+) \[\?\?\?\]$/.exec(what);
-    if (jit) {
-      const name = lookup(ranges, parseInt(jit[1]!, 16));
-      add(name === undefined ? '(JIT code not in the map)' : shortName(name), n);
+    if (!m || m[2]!.includes('PROGRAM TOTALS')) continue;
+    const named = nameOf(m[2]!, ranges);
+    if (named !== undefined) out.set(named.name, (out.get(named.name) ?? 0) + Number(m[1]!.replace(/,/g, '')) / requests);
+  }
+  return out;
+}
+
+/**
+ * With `--charge-to-js`: each function's own instructions, where the work of V8's
+ * builtins and runtime, node's C++ and libc is charged to the JavaScript that called
+ * it. The plain table lists `Builtins_KeyedLoadIC_Megamorphic` as one line; this one
+ * says whose property reads those were. Read from `callgrind_annotate --tree=caller`:
+ * a native function's own count is split among its callers by what their calls into it
+ * cost, a native caller's share passed on up the same way until JavaScript takes it.
+ * What reaches no JavaScript (libuv's polling, a GC thread's work) stays where it is;
+ * so does what goes round a cycle of native calls. The total is the plain table's.
+ */
+export function chargeToJs(annotated: string, ranges: CodeRange[], requests: number): ByFunction {
+  interface Fn {
+    self: number;
+    js: boolean;
+    callers: Map<string, number>;
+  }
+  const fns = new Map<string, Fn>();
+  const fnOf = (name: string, js: boolean): Fn => {
+    let f = fns.get(name);
+    if (f === undefined) fns.set(name, (f = { self: 0, js, callers: new Map() }));
+    return f;
+  };
+  // One block per function: its callers (`<`), each with what its calls cost, then the function itself (`*`).
+  let pending: { name: string; js: boolean; cost: number }[] = [];
+  for (const line of annotated.split('\n')) {
+    const caller = /^\s*([\d,]+) \([\s\d.]+%\)\s+<\s+(.+?) \([\d,]+x\)( \[[^\]]*\])$/.exec(line);
+    if (caller) {
+      const named = nameOf(caller[2]! + caller[3]!, ranges);
+      if (named !== undefined) pending.push({ ...named, cost: Number(caller[1]!.replace(/,/g, '')) });
       continue;
     }
-    // `file:function [object]`: the inclusive entries of main and the event loop hold everything; skip them.
-    const fn = what.replace(/^[^:]*:/, '').replace(/ \[[^\]]*\]$/, '');
-    if (/^(main|\(below main\)|node::Start|node::NodeMainInstance::Run|node::SpinEventLoop|0x000000000001ab70|__libc_start)/.test(fn)) continue;
-    add(fn.length > 110 ? `${fn.slice(0, 107)}…` : fn, n);
+    const self = /^\s*([\d,]+) \([\s\d.]+%\)\s+\*\s+(.+)$/.exec(line);
+    if (self) {
+      const named = nameOf(self[2]!, ranges);
+      if (named !== undefined) {
+        const f = fnOf(named.name, named.js);
+        f.self += Number(self[1]!.replace(/,/g, ''));
+        for (const c of pending) {
+          fnOf(c.name, c.js);
+          if (c.name !== named.name) f.callers.set(c.name, (f.callers.get(c.name) ?? 0) + c.cost);
+        }
+      }
+      pending = [];
+    } else if (line.trim() === '') pending = [];
+  }
+  /** Where one of `name`'s own instructions goes: to JavaScript functions, or (key STAYS) nowhere but `name`. */
+  const STAYS = '';
+  const shares = new Map<string, Map<string, number>>();
+  const onPath = new Set<string>();
+  const shareOf = (name: string): Map<string, number> => {
+    const known = shares.get(name);
+    if (known !== undefined) return known;
+    const f = fns.get(name)!;
+    const out = new Map<string, number>();
+    const add = (to: string, w: number) => out.set(to, (out.get(to) ?? 0) + w);
+    let total = 0;
+    for (const cost of f.callers.values()) total += cost;
+    if (f.js || total === 0) add(STAYS, 1);
+    else {
+      onPath.add(name);
+      for (const [c, cost] of f.callers) {
+        const w = cost / total;
+        if (fns.get(c)!.js) add(c, w);
+        else if (onPath.has(c)) add(STAYS, w);
+        else for (const [to, v] of shareOf(c)) add(to, w * v);
+      }
+      onPath.delete(name);
+    }
+    shares.set(name, out);
+    return out;
+  };
+  const out: ByFunction = new Map();
+  for (const [name, f] of fns) {
+    if (f.self === 0) continue;
+    for (const [to, w] of shareOf(name)) {
+      const at = to === STAYS ? name : to;
+      out.set(at, (out.get(at) ?? 0) + (f.self * w) / requests);
+    }
   }
   return out;
 }

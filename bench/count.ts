@@ -23,12 +23,16 @@
  *   npm run bench:count -- --paths switchyard,baseline --baseline DIR --config FILE
  *   npm run bench:count -- --case stream20 --warmup 3000 --window 500
  *   npm run bench:count -- --paths bare,switchyard --functions 40   # and where they went, by function
+ *   npm run bench:count -- --paths switchyard,baseline --baseline DIR --functions 30 --charge-to-js
  *
  * `--functions N` (count-functions.ts) lists, for the first path, the N
  * functions (JavaScript, V8 builtins and runtime, node's C++, libc) with the
  * most instructions a request in its lowest window, and for each other path
  * the N largest differences from the first. It runs the gateways with
  * `--perf-basic-prof` (V8's map of its compiled code, read after they stop).
+ * With `--charge-to-js` the work of V8's builtins and runtime, node's C++ and
+ * libc is charged to the JavaScript that called it: where the plain table says
+ * `Builtins_KeyedLoadIC_Megamorphic`, this one says whose property reads those were.
  *
  * Needs valgrind (Debian: `apt-get install valgrind`).
  */
@@ -56,6 +60,7 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '8' },
     case: { type: 'string', default: 'buffered' },
     functions: { type: 'string' },
+    'charge-to-js': { type: 'boolean', default: false },
   },
 });
 const execFileAsync = promisify(execFile);
@@ -73,6 +78,7 @@ for (const p of paths) {
   if (!['bare', 'parsing', 'switchyard', 'baseline'].includes(p)) throw new Error(`--paths: '${p}' cannot be counted (bare, parsing, switchyard, baseline)`);
 }
 if (paths.includes('baseline') && !args.baseline) throw new Error('--paths baseline needs --baseline DIR');
+if (args['charge-to-js'] && FUNCTIONS === 0) throw new Error('--charge-to-js needs --functions N');
 if (spawnSync('valgrind', ['--version']).status !== 0) {
   console.error('bench:count needs valgrind on the PATH (Debian: apt-get install valgrind)');
   process.exit(2);
@@ -121,7 +127,7 @@ async function count(name: PathName, mockPort: number, logDir: string): Promise<
   if (FUNCTIONS === 0) return { path: name, perRequest };
   // V8 writes its code map as it goes and completes it at exit: read once the gateway stopped.
   const lowest = files[perRequest.indexOf(Math.min(...perRequest))]!;
-  return { path: name, perRequest, functions: await byFunction(lowest, g.pid, WINDOW, join(logDir, `${name}.perf.map`)) };
+  return { path: name, perRequest, functions: await byFunction(lowest, g.pid, WINDOW, join(logDir, `${name}.perf.map`), args['charge-to-js']) };
 }
 
 /** `n` requests over the pool's connections; every one must succeed. */
@@ -199,8 +205,9 @@ async function main(): Promise<void> {
   console.log(countTable(results));
   const [first, ...others] = results;
   if (first?.functions === undefined) return;
-  console.log(functionTable(LABEL[first.path], first.functions, FUNCTIONS));
-  for (const r of others) console.log(functionTable(LABEL[r.path], r.functions!, FUNCTIONS, { label: LABEL[first.path], counts: first.functions }));
+  const charged = args['charge-to-js'] ? ' (native work charged to the JavaScript that called it)' : '';
+  console.log(functionTable(`${LABEL[first.path]}${charged}`, first.functions, FUNCTIONS));
+  for (const r of others) console.log(functionTable(`${LABEL[r.path]}${charged}`, r.functions!, FUNCTIONS, { label: LABEL[first.path], counts: first.functions }));
 }
 
 await main();

@@ -6,7 +6,7 @@
  * [object]`).
  */
 import { describe, expect, it } from 'vitest';
-import { attribute, functionTable, lookup, parsePerfMap, shortName } from '../../bench/count-functions.js';
+import { attribute, chargeToJs, functionTable, lookup, parsePerfMap, shortName } from '../../bench/count-functions.js';
 
 describe('parsePerfMap', () => {
   it('reads START SIZE NAME in hex, keeps spaces in names, skips blank lines, sorts by start', () => {
@@ -129,6 +129,64 @@ Ir                 file:function
     const cut = [...attribute(annotated, map, 1).keys()].find((n) => n.startsWith('v8::internal::Very'))!;
     expect(cut).toHaveLength(108);
     expect(cut.endsWith('…')).toBe(true);
+  });
+});
+
+describe('chargeToJs', () => {
+  const map = parsePerfMap(
+    [
+      '401000 200 JS:*handle file:///work/main/dist/core/gateway.js:120:15',
+      '403000 80 JS:^send file:///work/main/dist/server/http.js:40:3',
+      '404000 40 RegExp:[^\\t\\x20-\\x7e]',
+    ].join('\n'),
+  );
+  // A --tree=caller listing: each function's callers (what their calls into it cost, inclusive), then its own count.
+  const tree = `--------------------------------------------------------------------------------
+Ir                    file:function
+--------------------------------------------------------------------------------
+
+3,000,000 (100.0%)  *  ???:main [/usr/bin/node]
+
+    5,000 ( 0.50%)  < ???:main [/usr/bin/node]
+    1,000 ( 0.10%)  *  ???:0x0000000000401010 [???]
+
+      600 ( 0.06%)  < ???:0x0000000000401010 (10x) [???]
+      300 ( 0.03%)  *  ???:0x0000000000403000 [???]
+
+    1,500 ( 0.15%)  < ???:0x0000000000401010 (30x) [???]
+      500 ( 0.05%)  < ???:0x0000000000403000 (10x) [???]
+    2,000 ( 0.20%)  *  ???:Builtins_KeyedLoadIC_Megamorphic [/usr/bin/node]
+
+      800 ( 0.08%)  < ???:Builtins_KeyedLoadIC_Megamorphic (20x) [/usr/bin/node]
+      200 ( 0.02%)  < ???:0x0000000000404000 (5x) [???]
+      400 ( 0.04%)  *  ???:v8::internal::Runtime_StringCharCodeAt(int, unsigned long*, v8::internal::Isolate*) [/usr/bin/node]
+
+      700 ( 0.07%)  < ???:uv_run [/usr/bin/node]
+      700 ( 0.07%)  *  ./string/../sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S:__memmove_avx_unaligned_erms [/usr/lib/x86_64-linux-gnu/libc.so.6]
+
+       50 ( 0.01%)  < ./string/../sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S:__memmove_avx_unaligned_erms (1x) [/usr/lib/x86_64-linux-gnu/libc.so.6]
+       50 ( 0.01%)  *  ???:uv_run [/usr/bin/node]
+`;
+
+  it("charges a builtin's own instructions to its JavaScript callers, by what their calls cost", () => {
+    const by = Object.fromEntries(chargeToJs(tree, map, 1));
+    // KeyedLoadIC (2,000 own) is called by handle for 1,500 and by send for 500: 3 to 1.
+    // CharCodeAt (400 own) is called by KeyedLoadIC for 800 and by a regular expression for 200:
+    // 320 passes on to KeyedLoadIC's callers (240 handle, 80 send), 80 to the regex.
+    expect(by['handle dist/core/gateway.js:120']).toBeCloseTo(1000 + 1500 + 240);
+    expect(by['send dist/server/http.js:40']).toBeCloseTo(300 + 500 + 80);
+    expect(by['RegExp:[^\\t\\x20-\\x7e]']).toBeCloseTo(80);
+    expect(by.Builtins_KeyedLoadIC_Megamorphic).toBeUndefined();
+  });
+
+  it('leaves native work that no JavaScript called where it is, and keeps the total', () => {
+    const by = chargeToJs(tree, map, 1);
+    // memmove under libuv, and libuv's own (round a native cycle), reach no JavaScript.
+    expect(by.get('__memmove_avx_unaligned_erms')).toBeCloseTo(700);
+    expect(by.get('uv_run')).toBeCloseTo(50);
+    const total = [...by.values()].reduce((a, b) => a + b, 0);
+    expect(total).toBeCloseTo(1000 + 300 + 2000 + 400 + 700 + 50);
+    expect([...by.keys()]).not.toContain('main');
   });
 });
 
