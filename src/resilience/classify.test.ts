@@ -552,6 +552,15 @@ describe('categorize by status range', () => {
     [451, 'server'],
     [498, 'server'],
     [499, 'server'],
+    // The route's method, framing or headers (the gateway's own), or a vendor's code: not the client's request.
+    [406, 'server'],
+    [415, 'server'],
+    [418, 'server'],
+    [420, 'server'],
+    [431, 'server'],
+    // The deployment's URL or model is not there.
+    [405, 'not_found'],
+    [410, 'not_found'],
     [408, 'timeout'],
   ] as const)('%i with a bland body → %s', (status, category) => {
     expect(categorize(status, 'something went wrong')).toBe(category);

@@ -42,18 +42,21 @@ export function categorize(status: number, text: string): ErrorCategory {
   if (status === 402) return 'auth';
   if (status === 413) return 'invalid_request';
   // A model not pulled, a typo in a deployment's model, a deleted Azure deployment, a wrong baseUrl:
-  // whatever the body says, the deployment names something the upstream does not have.
-  if (status === 404) return 'not_found';
+  // whatever the body says, the deployment names something the upstream does not have. So does a
+  // 405 (a baseUrl whose path takes no POST: a web page, a path without /v1) and a 410 (a retired model).
+  if (status === 404 || status === 405 || status === 410) return 'not_found';
   if (status >= 400 && status < 500 && AUTH_RE.test(text)) return 'auth';
   if (status >= 400) {
     if (CONTEXT_RE.test(text)) return 'context_length';
     if (POLICY_RE.test(text)) return 'content_policy';
     if (RATE_RE.test(text) && /quota|exhausted/i.test(text)) return 'rate_limited';
-    // 450–499 are no standard client error but vendors' own, about the route rather than the
-    // request: Groq's 498 (flex tier capacity exceeded), the 499 of a server behind nginx that
-    // cancelled it, 451 (not served in this region). Read as invalid_request, they ended the
-    // chain with that status while another candidate could have answered.
-    return status >= 450 && status < 500 ? 'server' : 'invalid_request';
+    // Only these say the client's request is at fault (its body: 400, 409, 413, 422). The others are
+    // about the route, whose method, path, headers and framing are the gateway's own choice: 406, 411,
+    // 414, 415, 421, 426, 431, and vendors' own codes such as Groq's 498 (flex tier capacity exceeded),
+    // the 499 of a server behind nginx that cancelled it, 451 (not served in this region), 420 (slow
+    // down). Read as invalid_request, they ended the chain with a status outside the contract while
+    // another candidate could have answered.
+    return status === 400 || status === 409 || status === 422 ? 'invalid_request' : 'server';
   }
   return 'server';
 }

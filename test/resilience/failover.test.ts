@@ -76,6 +76,9 @@ describe('buffered fail-over', () => {
     ['429 without Retry-After', { kind: 'rate_limit' }],
     ['429 with a long Retry-After', { kind: 'rate_limit', retryAfterS: 60 }],
     ['401 (misconfigured key)', { kind: 'status', status: 401 }],
+    // The deployment's route is not there: a baseUrl whose path takes no POST, a retired model.
+    ['405 (a wrong baseUrl)', { kind: 'status', status: 405, message: 'Method Not Allowed' }],
+    ['410 (a retired model)', { kind: 'status', status: 410, message: 'This model has been deprecated' }],
   ] as const) {
     it(`fails over at once on ${name}`, async () => {
       primary.script.enqueue(plan);
@@ -94,6 +97,7 @@ describe('buffered fail-over', () => {
     // 450–499 are no standard client error but vendors' own, about the route and not the request.
     ["498 (Groq's flex tier capacity exceeded)", { kind: 'status', status: 498, message: 'Flex tier capacity exceeded. Please try again later.' }],
     ['499 (request cancelled on the upstream side)', { kind: 'status', status: 499 }],
+    ['415 (the route refuses what the gateway sends)', { kind: 'status', status: 415 }],
     ['a connection reset', { kind: 'reset' }],
   ] as const) {
     it(`retries ${name} up to maxRetries, then fails over`, async () => {
