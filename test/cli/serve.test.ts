@@ -63,7 +63,8 @@ afterEach(() => {
 
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const k of ['PORT', 'HOST', 'SWITCHYARD_CONFIG', 'REDIS_URL', 'LOG_LEVEL', 'REQUEST_TIMEOUT_MS', 'MAX_RETRIES', 'DEFAULT_RPM', 'THROTTLE_MAX_WAIT_MS']) delete env[k];
+  // npm_lifecycle_event: set when the suite runs under `npm test`; it turns on serve's parent watch.
+  for (const k of ['PORT', 'HOST', 'SWITCHYARD_CONFIG', 'REDIS_URL', 'LOG_LEVEL', 'REQUEST_TIMEOUT_MS', 'MAX_RETRIES', 'DEFAULT_RPM', 'THROTTLE_MAX_WAIT_MS', 'npm_lifecycle_event']) delete env[k];
   return { ...env, ...extra };
 }
 
@@ -268,6 +269,30 @@ describe('switchyard serve (a real process)', () => {
         process.kill(gatewayPid, 'SIGKILL');
       } catch {
         // already gone, as it should be
+      }
+    }
+  });
+
+  it.runIf(process.platform !== 'win32')('outside npm, the gateway keeps serving when the shell that started it exits (nohup … &)', async () => {
+    const p = cli(['serve', '--config', configFile, '--port', '0'], { underShell: true });
+    const listening = await p.line(LISTENING);
+    const gatewayPid = (JSON.parse(listening) as { pid: number }).pid;
+    try {
+      const closed = once(p.child, 'close');
+      p.child.kill('SIGTERM');
+      expect((await p.exited).signal).toBe('SIGTERM');
+      // Several polls of the parent watch: a watching gateway would be shutting down by now.
+      await new Promise((r) => setTimeout(r, 1000));
+      const res = await fetch(`http://127.0.0.1:${portOf(listening)}/healthz`);
+      expect(res.status).toBe(200);
+      expect(p.output.join('\n')).not.toMatch(/"event":"shutdown"/);
+      process.kill(gatewayPid, 'SIGTERM');
+      await closed;
+    } finally {
+      try {
+        process.kill(gatewayPid, 'SIGKILL');
+      } catch {
+        // already gone
       }
     }
   });
