@@ -11,11 +11,11 @@
 import { parseDataUrl } from '../../protocol/data-url.js';
 import type { ChatMessage, ContentPart, ImagePart, TextPart } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import type { AnthropicContentBlock, AnthropicDocumentBlock, AnthropicImageBlock } from './wire.js';
+import type { AnthropicContentBlock, AnthropicDocumentBlock, AnthropicImageBlock, AnthropicMediaBlock } from './wire.js';
 
 /** `at` names the content for a refusal's `param` (`messages[2].content`): each part as `at[j]`. */
-export function contentBlocks(content: ChatMessage['content'], at: string): AnthropicContentBlock[] {
-  const blocks: AnthropicContentBlock[] = [];
+export function contentBlocks(content: ChatMessage['content'], at: string): AnthropicMediaBlock[] {
+  const blocks: AnthropicMediaBlock[] = [];
   if (typeof content === 'string') {
     pushText(blocks, content);
     return blocks;

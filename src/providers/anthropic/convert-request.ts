@@ -31,11 +31,8 @@ import { contentBlocks, plainText, pushText, unsupported } from './convert-conte
 import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_ROLES, toolSelection, withToolCallIds, type ToolSelection } from '../request-options.js';
 import type {
   AnthropicContentBlock,
-  AnthropicDocumentBlock,
-  AnthropicImageBlock,
   AnthropicMessageParam,
   AnthropicRequest,
-  AnthropicTextBlock,
   AnthropicToolChoice,
   AnthropicToolResultBlock,
   AnthropicToolUseBlock,
@@ -282,9 +279,7 @@ function toolResult(m: ChatMessage, i: number, toolIds: ToolIds): AnthropicToolR
     if (m.content) block.content = m.content;
   } else if (Array.isArray(m.content)) {
     // Text, images and documents (a PDF a tool returned), as a tool result takes them.
-    const parts = contentBlocks(m.content, `messages[${i}].content`).filter(
-      (b): b is AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock => b.type === 'text' || b.type === 'image' || b.type === 'document',
-    );
+    const parts = contentBlocks(m.content, `messages[${i}].content`);
     const only = parts.length === 1 ? parts[0]! : undefined;
     if (only?.type === 'text') block.content = only.text;
     else if (parts.length > 0) block.content = parts;

@@ -32,10 +32,13 @@ export interface AnthropicToolUseBlock {
   input: Record<string, unknown>;
 }
 
+/** What a user turn's content (and so a tool result's) is made of: text, images, documents. */
+export type AnthropicMediaBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock;
+
 export interface AnthropicToolResultBlock {
   type: 'tool_result';
   tool_use_id: string;
-  content?: string | (AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock)[];
+  content?: string | AnthropicMediaBlock[];
   is_error?: boolean;
 }
 
