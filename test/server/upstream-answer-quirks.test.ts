@@ -1,12 +1,15 @@
 /**
- * Buffered answers in a provider's native format with a `null` where an
- * object belongs, over real sockets (found by a socket-level fuzz): converted
- * without what is not an object, as the streams skip a malformed event —
- * never a 500 from the gateway's own code.
+ * Answers in a provider's native format that are not what the format promises,
+ * over real sockets: a `null` where an object belongs (found by a socket-level
+ * fuzz), a field of the wrong type, a stream that goes on after its finish, an
+ * answer that names no model or carries no answer at all. Each is converted
+ * without what is not the answer, or fails the attempt — never a 500 from the
+ * gateway's own code, never an empty 200.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../helpers/gateway.js';
 import { startRawUpstream } from '../helpers/raw-upstream.js';
+import { sseData } from './wire.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -43,6 +46,20 @@ async function post(base: string, path: string, body: unknown): Promise<{ status
 /** The client's reply to a plain chat request. */
 async function askThrough(type: NativeType, answer: unknown): Promise<{ status: number; body: Record<string, any> }> {
   return post(await gatewayBefore(type, answer), '/chat/completions', { model: 'chat', messages: [{ role: 'user', content: 'hi' }] });
+}
+
+type Chunk = { id: string; model: string; choices: { delta?: { content?: string; tool_calls?: { function: { name?: unknown; arguments?: unknown } }[] }; finish_reason: string | null }[] };
+
+/** A streamed chat request through a gateway before `type` answering `sse`: the status, the body, and its chunks. */
+async function streamThrough(type: NativeType, sse: string, extra: Record<string, unknown> = {}): Promise<{ status: number; text: string; chunks: Chunk[] }> {
+  const base = await gatewayBefore(type, sse, 'text/event-stream');
+  const res = await fetch(`${base}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }], ...extra }),
+  });
+  const text = await res.text();
+  return { status: res.status, text, chunks: sseData(text).filter((d) => d.startsWith('{')).map((d) => JSON.parse(d) as Chunk) };
 }
 
 describe('native answers with a null inside', () => {
@@ -144,25 +161,11 @@ describe('native streams with a field of the wrong type', () => {
       ev('tool-call-delta', { index: 1, delta: { message: { tool_calls: { function: { arguments: '{}' } } } } }) +
       ev('message-end', { delta: { finish_reason: 'TOOL_CALL', usage: { billed_units: { input_tokens: 3, output_tokens: 4 } } } }) +
       'data: [DONE]\n\n';
-    const base = await gatewayBefore('cohere', sse, 'text/event-stream');
-    const res = await fetch(`${base}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: 'chat',
-        stream: true,
-        messages: [{ role: 'user', content: 'time?' }],
-        tools: [{ type: 'function', function: { name: 'now', parameters: { type: 'object', properties: {} } } }],
-      }),
-    });
-    expect(res.status).toBe(200);
-    const fns: unknown[] = [];
-    for (const line of (await res.text()).split('\n')) {
-      if (!line.startsWith('data: {')) continue;
-      for (const call of JSON.parse(line.slice(6)).choices?.[0]?.delta?.tool_calls ?? []) fns.push(call.function);
-    }
+    const r = await streamThrough('cohere', sse, { tools: [{ type: 'function', function: { name: 'now', parameters: { type: 'object', properties: {} } } }] });
+    expect(r.status).toBe(200);
+    const fns = r.chunks.flatMap((c) => c.choices[0]?.delta?.tool_calls ?? []).map((call) => call.function);
     // A client SDK appends each delta's arguments to a string: an object there breaks it.
-    for (const fn of fns as { name?: unknown; arguments?: unknown }[]) {
+    for (const fn of fns) {
       if (fn.name !== undefined) expect(typeof fn.name).toBe('string');
       expect(typeof fn.arguments).toBe('string');
     }
@@ -181,17 +184,11 @@ describe('native streams that go on after their finish', () => {
       { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: ' and more' } },
       { type: 'message_stop' },
     ];
-    const base = await gatewayBefore('anthropic', events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(''), 'text/event-stream');
-    const res = await fetch(`${base}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
-    });
-    expect(res.status).toBe(200);
-    const text = await res.text();
-    expect(text).not.toContain('and more');
-    expect(text).toContain('"content":"Hi"');
-    expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+    const r = await streamThrough('anthropic', events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(''));
+    expect(r.status).toBe(200);
+    expect(r.text).not.toContain('and more');
+    expect(r.text).toContain('"content":"Hi"');
+    expect(r.text.endsWith('data: [DONE]\n\n')).toBe(true);
   });
 
   it('gemini: text a candidate sends after its finishReason is not the answer: the client reads one answer, finished once', async () => {
@@ -199,17 +196,8 @@ describe('native streams that go on after their finish', () => {
     const sse =
       ev({ candidates: [{ content: { role: 'model', parts: [{ text: 'Hi' }] }, finishReason: 'STOP', index: 0 }], modelVersion: 'm' }) +
       ev({ candidates: [{ content: { role: 'model', parts: [{ text: ' and more' }] }, finishReason: 'MAX_TOKENS', index: 0 }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 4 } });
-    const base = await gatewayBefore('gemini', sse, 'text/event-stream');
-    const res = await fetch(`${base}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
-    });
-    expect(res.status).toBe(200);
-    const chunks = (await res.text())
-      .split('\n')
-      .filter((l) => l.startsWith('data: {'))
-      .map((l) => JSON.parse(l.slice(6)) as { choices: { delta?: { content?: string }; finish_reason: string | null }[] });
+    const { status, chunks } = await streamThrough('gemini', sse);
+    expect(status).toBe(200);
     expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe('Hi');
     expect(chunks.flatMap((c) => c.choices.map((ch) => ch.finish_reason)).filter((f) => f !== null)).toEqual(['stop']);
   });
@@ -241,17 +229,8 @@ describe('anthropic answers that name no model', () => {
         { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 1 } },
         { type: 'message_stop' },
       ];
-      const base = await gatewayBefore('anthropic', events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(''), 'text/event-stream');
-      const res = await fetch(`${base}/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }], stream_options: { include_usage: true } }),
-      });
-      expect(res.status).toBe(200);
-      const chunks = (await res.text())
-        .split('\n')
-        .filter((l) => l.startsWith('data: {'))
-        .map((l) => JSON.parse(l.slice(6)) as { id: string; model: string; choices: { delta?: { content?: string } }[] });
+      const { status, chunks } = await streamThrough('anthropic', events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(''), { stream_options: { include_usage: true } });
+      expect(status).toBe(200);
       expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe('Hi');
       expect(new Set(chunks.map((c) => c.model))).toEqual(new Set(['m']));
       expect(chunks.every((c) => c.id.length > 0)).toBe(true);
