@@ -250,6 +250,7 @@ describe('native 200 answers that carry no answer', () => {
     ['gemini: an error object wrapped in an array, as its streams send it', 'gemini', [{ error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } }], 'overloaded'],
     ['gemini: no candidates and no prompt feedback', 'gemini', { usageMetadata: { promptTokenCount: 3 }, modelVersion: 'm' }, 'server'],
     ['gemini: candidates that are not a list', 'gemini', { candidates: { text: 'Hi' } }, 'server'],
+    ['gemini: no candidates, and prompt feedback that blocked nothing', 'gemini', { promptFeedback: { safetyRatings: [] }, usageMetadata: { promptTokenCount: 3 } }, 'server'],
     ['ollama: a message that is not an object', 'ollama', { model: 'm', message: 'Hi', done: true, done_reason: 'stop' }, 'server'],
   ] as const) {
     it(`${label} fails the attempt (${category}), not a 200 with empty content`, async () => {

@@ -121,7 +121,7 @@ function parseObject<T>(raw: Uint8Array): T {
 
 /**
  * A 2xx generateContent body carrying an answer: candidates, or the feedback of a blocked
- * prompt (which has none). An error object sent with the 200 (bare, or in an array as
+ * prompt (which has none) naming why it was blocked. An error object sent with the 200 (bare, or in an array as
  * Gemini's streams send it) is that error, classified; any other body without an answer is
  * the upstream's malformed one, as a 200 without `choices` is on the OpenAI path. Converted
  * as they came, both reached the client as an empty answer with finish_reason `stop`, and
@@ -131,7 +131,9 @@ function answerOf(raw: Uint8Array, now: number): GenerateContentResponse {
   const res = parseJsonBody(raw) as GenerateContentResponse | null;
   if (res !== null && typeof res === 'object' && !Array.isArray(res)) {
     if (Array.isArray(res.candidates) && res.candidates.length > 0) return res;
-    if (res.promptFeedback !== null && typeof res.promptFeedback === 'object') return res;
+    // Blocked: feedback with a blockReason, as the stream reads it (feedback alone blocks nothing).
+    const feedback = res.promptFeedback as { blockReason?: unknown } | null | undefined;
+    if (feedback !== null && typeof feedback === 'object' && typeof feedback.blockReason === 'string' && feedback.blockReason) return res;
   }
   throw geminiStreamError(utf8.decode(raw), now) ?? new UpstreamError({ category: 'server', message: 'gemini sent an answer without candidates' });
 }
