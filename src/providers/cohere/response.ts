@@ -90,7 +90,8 @@ function isCohereChatResponse(v: unknown): v is CohereChatResponse {
 }
 
 const isObject = <T>(v: T | null | undefined): v is T => v !== null && typeof v === 'object';
-const stringOr = (v: unknown): string => (typeof v === 'string' ? v : '');
+/** `v` when it is a string, else '': a tool call's name and arguments reach the client as strings, buffered or streamed. */
+export const stringOr = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 function num(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;

@@ -10,7 +10,7 @@ import { SseParser, type SseEvent } from '../sse.js';
 import type { ChunkStream, UpstreamHeaders } from '../types.js';
 import type { ChatCompletionChunk, ChunkChoice, ChunkDelta, FinishReason, Usage } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import { cohereUsage, mapCohereFinishReason } from './response.js';
+import { cohereUsage, mapCohereFinishReason, stringOr } from './response.js';
 import type { CohereStreamEvent } from './wire.js';
 import { nativeChoice, nativeChunk, roleDelta } from '../native-chunk.js';
 
@@ -166,5 +166,3 @@ export class CohereTranslator {
     return nativeChunk(this.id, this.created, this.model, choices, usage);
   }
 }
-
-const stringOr = (v: unknown): string => (typeof v === 'string' ? v : '');
