@@ -156,6 +156,17 @@ describe('tool results', () => {
 });
 
 describe('legacy functions', () => {
+  // Validation takes a null function result, as OpenAI does: each adapter must send it as no text.
+  it.each(['anthropic', 'gemini', 'cohere', 'ollama'] as const)('%s: a legacy function result with null content in the history is served', async (model) => {
+    const messages = [
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: null, function_call: { name: 'weather', arguments: '{"city":"Paris"}' } },
+      { role: 'function', name: 'weather', content: null },
+    ];
+    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, messages }) });
+    expect(res.status, await res.clone().text()).toBe(200);
+  });
+
   // They were dropped: the model never saw them, and the client waited for a function_call no native answer carries.
   it.each(['anthropic', 'gemini', 'cohere', 'ollama'] as const)('%s: functions offered the legacy way are refused, naming functions', async (model) => {
     const functions = [{ name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
