@@ -549,7 +549,7 @@ describe('categorize by status range', () => {
     [409, 'invalid_request'],
     [413, 'invalid_request'],
     [422, 'invalid_request'],
-    [451, 'server'],
+    [451, 'auth'],
     [498, 'server'],
     [499, 'server'],
     // The route's method, framing or headers (the gateway's own), or a vendor's code: not the client's request.

@@ -38,8 +38,9 @@ export function categorize(status: number, text: string): ErrorCategory {
     return POLICY_RE.test(text) && !/api[_ ]?key|credential|permission|auth/i.test(text) ? 'content_policy' : 'auth';
   }
   if (status === 408) return 'timeout';
-  // Payment required / billing: this deployment cannot serve until someone pays.
-  if (status === 402) return 'auth';
+  // Payment required / billing: this deployment cannot serve until someone pays. 451: not served
+  // in this region (as "location is not supported" below): asking again would be answered the same.
+  if (status === 402 || status === 451) return 'auth';
   if (status === 413) return 'invalid_request';
   // A model not pulled, a typo in a deployment's model, a deleted Azure deployment, a wrong baseUrl:
   // whatever the body says, the deployment names something the upstream does not have. So does a
@@ -53,9 +54,8 @@ export function categorize(status: number, text: string): ErrorCategory {
     // Only these say the client's request is at fault (its body: 400, 409, 413, 422). The others are
     // about the route, whose method, path, headers and framing are the gateway's own choice: 406, 411,
     // 414, 415, 421, 426, 431, and vendors' own codes such as Groq's 498 (flex tier capacity exceeded),
-    // the 499 of a server behind nginx that cancelled it, 451 (not served in this region), 420 (slow
-    // down). Read as invalid_request, they ended the chain with a status outside the contract while
-    // another candidate could have answered.
+    // the 499 of a server behind nginx that cancelled it, 420 (slow down). Read as invalid_request,
+    // they ended the chain with a status outside the contract while another candidate could answer.
     return status === 400 || status === 409 || status === 422 ? 'invalid_request' : 'server';
   }
   return 'server';

@@ -79,6 +79,7 @@ describe('buffered fail-over', () => {
     // The deployment's route is not there: a baseUrl whose path takes no POST, a retired model.
     ['405 (a wrong baseUrl)', { kind: 'status', status: 405, message: 'Method Not Allowed' }],
     ['410 (a retired model)', { kind: 'status', status: 410, message: 'This model has been deprecated' }],
+    ['451 (not served in this region)', { kind: 'status', status: 451 }],
   ] as const) {
     it(`fails over at once on ${name}`, async () => {
       primary.script.enqueue(plan);
