@@ -61,6 +61,17 @@ export function categorize(status: number, text: string): ErrorCategory {
   return 'server';
 }
 
+/**
+ * Category of an error that came without a status of its own (an error event in a 200 stream
+ * that names no code either): what its text says, as `categorize` reads it, else `server`.
+ * Never `invalid_request`: that ends the chain, and nothing here says the request was at fault.
+ */
+export function categorizeWithoutStatus(text: string): ErrorCategory {
+  if (RATE_RE.test(text)) return 'rate_limited';
+  const asClientError = categorize(400, text);
+  return asClientError === 'invalid_request' ? categorize(500, text) : asClientError;
+}
+
 interface ParsedErrorBody {
   message: string;
   code?: string;

@@ -59,15 +59,16 @@ describe('a forwarded 2xx answer', () => {
     expect(traces[0]!.usage).toEqual({ promptTokens: 5, completionTokens: 2 });
   });
 
-  const malformed: [string, string][] = [
+  // An error object is failed as the error it says it is (a 500 saying "overloaded"); the rest as malformed (server).
+  const malformed: [string, string, string?][] = [
     ['an HTML page', '<html><body>upstream proxy error</body></html>'],
-    ['an error object', '{"error":{"message":"overloaded","type":"server_error"}}'],
+    ['an error object', '{"error":{"message":"overloaded","type":"server_error"}}', 'overloaded'],
     ['a cut-off object', '{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"par'],
     ['an empty body', ''],
     ['a completion whose choices are empty', '{"id":"x","object":"chat.completion","created":1,"model":"m1","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":0,"total_tokens":5}}'],
     ['a completion whose choices hold a null', '{"id":"x","object":"chat.completion","created":1,"model":"m1","choices":[null]}'],
   ];
-  for (const [what, body] of malformed) {
+  for (const [what, body, category = 'server'] of malformed) {
     it(`fails the attempt and fails over when it is ${what}`, async () => {
       const { gw, traces, hits } = await setup(body);
       const res = await ask(gw);
@@ -76,7 +77,7 @@ describe('a forwarded 2xx answer', () => {
       expect(res.headers.get('x-switchyard-deployment')).toBe('good/m2');
       expect(hits()).toBe(1);
       expect(traces[0]!.attempts.map((a) => [a.provider, a.errorType])).toEqual([
-        ['bad', 'server'],
+        ['bad', category],
         ['good', null],
       ]);
     });

@@ -7,6 +7,7 @@
  */
 import { HttpUpstream, parseJsonBody, type UpstreamResponse } from '../http.js';
 import { OpenAIChunkStream } from './stream.js';
+import { openAIErrorOf } from './errors.js';
 import { CompletionChunkStream, completionChunks, isJsonContentType } from './completion-stream.js';
 import type {
   AdapterDeps,
@@ -147,7 +148,7 @@ export class ForwardedAnswer<T> {
   ) {
     const shape = scanJsonShape(raw, field);
     if (shape === undefined) {
-      throw new UpstreamError({ category: 'server', message: `upstream sent a malformed answer (not a JSON object with a "${field}" array)` });
+      throw errorAnswerOf(raw, headers) ?? new UpstreamError({ category: 'server', message: `upstream sent a malformed answer (not a JSON object with a "${field}" array)` });
     }
     this.usage = shape.usage;
   }
@@ -156,6 +157,22 @@ export class ForwardedAnswer<T> {
     return (this.parsed ??= parseJsonBody(this.raw) as T);
   }
 }
+
+/** An error answer is small; a larger body is no error object, and is not parsed to find out. */
+const MAX_ERROR_ANSWER_BYTES = 64 * 1024;
+
+/** A 2xx answer that is an error object (a proxy relaying a failure with 200): classified as that error. */
+function errorAnswerOf(raw: Uint8Array, headers: UpstreamHeaders): UpstreamError | undefined {
+  if (raw.byteLength > MAX_ERROR_ANSWER_BYTES) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(utf8.decode(raw));
+  } catch {
+    return undefined;
+  }
+  return openAIErrorOf(body, headers);
+}
+const utf8 = new TextDecoder();
 
 function readChatAnswer(raw: Uint8Array, headers: UpstreamHeaders): ForwardedAnswer<ChatCompletion> {
   const answer = new ForwardedAnswer<ChatCompletion>(raw, headers, 'choices');

@@ -4,8 +4,9 @@
  * builds, proxies in front of a backend that cannot stream). The official
  * `openai` client streaming through the gateway reads it as an ordinary
  * stream; the attempt is a success whose usage is the body's, for the trace,
- * the cost and the client key's limits. A JSON body that is no completion (an
- * error object sent with 200) fails over as a buffered malformed answer does.
+ * the cost and the client key's limits. A JSON body that is no completion fails
+ * over as a buffered one does: an error object sent with 200 as the error it
+ * stands for, anything else as a malformed answer.
  */
 import type { ServerResponse } from 'node:http';
 import OpenAI from 'openai';
@@ -198,14 +199,15 @@ describe('a stream request answered with a JSON completion', () => {
 });
 
 describe('a stream request answered with JSON that is no completion', () => {
-  const badBodies: [string, unknown][] = [
-    ['an error object with 200', { error: { message: 'model overloaded, try later', type: 'server_error', code: null } }],
-    ['an object without choices', { id: 'x', object: 'chat.completion', model: 'served-7b' }],
-    ['choices that are not objects', { id: 'x', object: 'chat.completion', model: 'served-7b', choices: [null] }],
+  // An error object is classified as the HTTP error it stands for (a 500 saying "overloaded"); the rest are malformed.
+  const badBodies: [string, unknown, string][] = [
+    ['an error object with 200', { error: { message: 'model overloaded, try later', type: 'server_error', code: null } }, 'overloaded'],
+    ['an object without choices', { id: 'x', object: 'chat.completion', model: 'served-7b' }, 'server'],
+    ['choices that are not objects', { id: 'x', object: 'chat.completion', model: 'served-7b', choices: [null] }, 'server'],
   ];
 
-  for (const [what, body] of badBodies) {
-    it(`${what}: fails over as a malformed answer (server), and the next candidate serves the stream`, async () => {
+  for (const [what, body, category] of badBodies) {
+    it(`${what}: fails over (${category}), and the next candidate serves the stream`, async () => {
       const bad = await upstream(jsonAnswer(body));
       const good = await upstream((res) => {
         sseHead(res);
@@ -238,7 +240,7 @@ describe('a stream request answered with JSON that is no completion', () => {
       expect(response.headers.get('x-switchyard-attempts')).toBe('2');
       await expect.poll(() => traced.length).toBe(1);
       expect(traced[0]!.attempts.map((a) => [a.provider, a.errorType])).toEqual([
-        ['bad', 'server'],
+        ['bad', category],
         ['good', null],
       ]);
       expect(traced[0]!.usage).toEqual({ promptTokens: 9, completionTokens: 2 });

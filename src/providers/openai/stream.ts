@@ -8,7 +8,7 @@ import { RAW_JSON, type ChunkPull, type ChunkStream, type UpstreamHeaders, type 
 import { PULL_END } from '../../core/iterator-pull.js';
 import type { ChatCompletionChunk } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import { categorize, parseErrorBody } from '../../resilience/classify.js';
+import { openAIErrorOf } from './errors.js';
 import { ChunkTemplate } from './chunk-template.js';
 
 const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true };
@@ -216,13 +216,8 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
     }
     const obj = value as Record<string, unknown>;
     if (obj.error !== undefined && obj.choices === undefined) {
-      const parsed = parseErrorBody(data);
-      const status = typeof (obj.error as { code?: unknown })?.code === 'number' ? ((obj.error as { code: number }).code) : 500;
-      throw new UpstreamError({
-        category: categorize(status, `${parsed.code ?? ''} ${parsed.message}`),
-        message: parsed.message,
-        providerCode: parsed.code,
-      });
+      const err = openAIErrorOf(obj, this.headers);
+      if (err !== undefined) throw err;
     }
     if (!isChoiceList(obj.choices)) {
       this.malformed++;
