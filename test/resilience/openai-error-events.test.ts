@@ -22,6 +22,8 @@ let upstream: RawUpstream;
 let gw: TestGateway | undefined;
 /** What p1 answers with (200, then this error object); undefined: it answers. */
 let failure: unknown;
+/** Headers of p1's failing 200. */
+let failureHeaders: Record<string, string> = {};
 
 function answer(res: ServerResponse, model: string, stream: boolean): void {
   if (!stream) {
@@ -35,16 +37,17 @@ function answer(res: ServerResponse, model: string, stream: boolean): void {
 
 beforeEach(async () => {
   failure = undefined;
+  failureHeaders = {};
   upstream = await startRawUpstream((res, hit) => {
     const model = hit.body.model as string;
     const stream = hit.body.stream === true;
     if (model !== 'p1' || failure === undefined) return answer(res, model, stream);
     if (stream) {
       // As vLLM and LiteLLM send it: the error event, then [DONE].
-      sseHead(res);
+      res.writeHead(200, { 'content-type': 'text/event-stream', ...failureHeaders });
       res.end(`data: ${JSON.stringify(failure)}\n\ndata: [DONE]\n\n`);
     } else {
-      res.writeHead(200, { 'content-type': 'application/json' });
+      res.writeHead(200, { 'content-type': 'application/json', ...failureHeaders });
       res.end(JSON.stringify(failure));
     }
   });
@@ -242,5 +245,22 @@ it('timeline: a rate-limit event cools p1 down for cooldownMs, after which it se
   await clock.advance(1);
   const back = await ask(g, 'stream');
   expect(back).toMatchObject({ status: 200, content: 'from p1', deployment: 'up/p1', attempts: '1' });
+  expect(hitsOf('p1')).toBe(2);
+});
+
+it("timeline: the rate-limit event's 200 headers teach the pacer, as any answer's do: p1 is paced out until their reset", async () => {
+  const clock = new VirtualClock();
+  failure = RATE_LIMITS[0]![1];
+  failureHeaders = { 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '60s' };
+  const g = await start({ maxRetries: 0, cooldownMs: 30_000 }, clock);
+  expect((await ask(g, 'stream')).deployment).toBe('up/small');
+  failure = undefined;
+  // The cooldown is over; what the headers said is left is not, until 60 s.
+  await clock.advance(30_000);
+  const paced = await ask(g, 'stream');
+  expect(paced.deployment).toBe('up/small');
+  expect(paced.trace[0]).toEqual(['p1', 'throttled']);
+  await clock.advance(30_000);
+  expect((await ask(g, 'stream')).deployment).toBe('up/p1');
   expect(hitsOf('p1')).toBe(2);
 });
