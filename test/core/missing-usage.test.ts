@@ -11,6 +11,13 @@ import { startChatOver, startCostPair, startGateway, type TestGateway } from '..
 import { startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { sseData } from '../server/wire.js';
 
+/** The usage of a stream's usage chunk, as the client reads it. */
+const usageChunk = (text: string): unknown =>
+  sseData(text)
+    .filter((d) => d !== '[DONE]')
+    .map((d) => JSON.parse(d) as { usage?: unknown })
+    .find((c) => c.usage)?.usage;
+
 let gw: TestGateway | undefined;
 let upstream: RawUpstream | undefined;
 let spare: RawUpstream | undefined;
@@ -118,10 +125,7 @@ describe('a stream whose usage chunk holds counts that are not counts', () => {
     await expect.poll(() => traced.length).toBe(1);
     const t = traced[0]!;
     // The client's usage chunk says what the gateway counted, not the upstream's garbage.
-    const usage = sseData(text)
-      .filter((d) => d !== '[DONE]')
-      .map((d) => JSON.parse(d) as { usage?: unknown })
-      .find((c) => c.usage)?.usage;
+    const usage = usageChunk(text);
     expect(usage).toEqual({ prompt_tokens: t.usage.promptTokens, completion_tokens: 10, total_tokens: t.usage.promptTokens + 10 });
     expect(t.usage.completionTokens).toBe(10);
     expect(typeof t.usage.promptTokens).toBe('number');
@@ -195,10 +199,7 @@ describe('an anthropic answer without usage', () => {
     const t = traced[0]!;
     expect(t.usage.completionTokens).toBe(10);
     expect(t.usage.promptTokens).toBeGreaterThan(0);
-    const usage = sseData(text)
-      .filter((d) => d !== '[DONE]')
-      .map((d) => JSON.parse(d) as { usage?: unknown })
-      .find((c) => c.usage)?.usage;
+    const usage = usageChunk(text);
     expect(usage).toEqual({ prompt_tokens: t.usage.promptTokens, completion_tokens: 10, total_tokens: t.usage.promptTokens + 10 });
   });
 });
