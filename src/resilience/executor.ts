@@ -246,7 +246,8 @@ export class Executor {
           this.emitAttempt(run, cand, trace);
           // An HTTP answer, a timeout or a reset mid-request means the upstream most likely counted it
           // (and its headers teach the pacer); only a connection that never opened gives the capacity back.
-          if (err.status !== undefined || mayHaveReachedUpstream(err)) lease?.reconcile(undefined, err.headers);
+          // A stream whose 200 head came (trace.status set) was answered, whatever its error event says.
+          if (err.status !== undefined || trace.status !== 0 || mayHaveReachedUpstream(err)) lease?.reconcile(undefined, err.headers);
           else lease?.cancel();
           // A pinned candidate (alias null) is the client's own choice of model.
           const decision = decide(err, retries, cfg, random, cand.alias === null);

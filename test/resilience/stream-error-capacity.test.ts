@@ -1,0 +1,70 @@
+/**
+ * A native stream that fails with an error event after its 200 head (Anthropic's
+ * `rate_limit_error` here) was answered: the upstream counted the request. Its
+ * capacity is spent, as for any answer, not given back as for a connection that
+ * never opened — else the deployment, back from its cooldown, is sent more than
+ * its rpm allows. Timeline on a virtual clock: p1 (rpm 1) fails at 0 s and cools
+ * down for 30 s; at 30 s its minute is still used, so the spare serves; at 61 s p1
+ * serves again.
+ */
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { VirtualClock } from '../helpers/virtual-clock.js';
+import { startAnthropicServer, type AnthropicServer } from '../servers/anthropic-server.js';
+
+let anthropic: AnthropicServer;
+let gw: TestGateway;
+const clock = new VirtualClock();
+
+beforeEach(async () => {
+  anthropic = await startAnthropicServer();
+  gw = await startGateway(
+    {
+      resilience: { maxRetries: 0, cooldownMs: 30_000, breaker: { failureThreshold: 100 } },
+      providers: [
+        { id: 'an', type: 'anthropic', baseUrl: anthropic.url, apiKey: '${K}' },
+        { id: 'spare', type: 'anthropic', baseUrl: anthropic.url, apiKey: '${K}' },
+      ],
+      models: [
+        { name: 'chat', deployments: [{ provider: 'an', model: 'claude-p1', rpm: 1 }], fallbacks: ['backup'] },
+        { name: 'backup', deployments: [{ provider: 'spare', model: 'claude-spare' }] },
+      ],
+    },
+    { env: { K: 'k' }, clock },
+  );
+});
+
+afterEach(async () => {
+  await gw.close(0);
+  await anthropic.close();
+});
+
+async function served(): Promise<{ deployment: string | null; trace: [string, string | null][] }> {
+  const res = await fetch(`${gw.baseURL}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  expect(res.status).toBe(200);
+  await res.text();
+  const id = res.headers.get('x-request-id')!;
+  await expect.poll(() => gw.observability.traces.get(id)).toBeDefined();
+  return { deployment: res.headers.get('x-switchyard-deployment'), trace: gw.observability.traces.get(id)!.attempts.map((a) => [a.model, a.errorType]) };
+}
+
+it('spends the capacity of an attempt whose stream failed with an error event after its head', async () => {
+  anthropic.enqueue({ text: 'never sent', errorAfterEvents: { after: 1, type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' } });
+  const first = await served();
+  expect(first.deployment).toBe('spare/claude-spare');
+  expect(first.trace).toEqual([
+    ['claude-p1', 'rate_limited'],
+    ['claude-spare', null],
+  ]);
+  // The cooldown is over; p1's minute is not.
+  await clock.advance(30_000);
+  const paced = await served();
+  expect(paced.deployment).toBe('spare/claude-spare');
+  expect(paced.trace[0]).toEqual(['claude-p1', 'throttled']);
+  await clock.advance(31_000);
+  expect((await served()).deployment).toBe('an/claude-p1');
+});
