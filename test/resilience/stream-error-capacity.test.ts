@@ -3,11 +3,12 @@
  * `rate_limit_error` here) was answered: the upstream counted the request. Its
  * capacity is spent, as for any answer, not given back as for a connection that
  * never opened — else the deployment, back from its cooldown, is sent more than
- * its rpm allows. Timeline on a virtual clock: p1 (rpm 1) fails at 0 s and cools
- * down for 30 s; at 30 s its minute is still used, so the spare serves; at 61 s p1
- * serves again.
+ * its rpm allows — and the 200's rate-limit headers teach the pacer as any
+ * answer's do. Timelines on a virtual clock: p1 fails at 0 s and cools down for
+ * 30 s; at 30 s its minute (its own rpm 1, or what the headers said) is still
+ * used, so the spare serves; at 61 s p1 serves again.
  */
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { VirtualClock } from '../helpers/virtual-clock.js';
 import { startAnthropicServer, type AnthropicServer } from '../servers/anthropic-server.js';
@@ -16,7 +17,8 @@ let anthropic: AnthropicServer;
 let gw: TestGateway;
 const clock = new VirtualClock();
 
-beforeEach(async () => {
+/** The gateway, p1 with `rpm` of its own or none. */
+async function start(rpm?: number): Promise<void> {
   anthropic = await startAnthropicServer();
   gw = await startGateway(
     {
@@ -26,13 +28,13 @@ beforeEach(async () => {
         { id: 'spare', type: 'anthropic', baseUrl: anthropic.url, apiKey: '${K}' },
       ],
       models: [
-        { name: 'chat', deployments: [{ provider: 'an', model: 'claude-p1', rpm: 1 }], fallbacks: ['backup'] },
+        { name: 'chat', deployments: [{ provider: 'an', model: 'claude-p1', ...(rpm ? { rpm } : {}) }], fallbacks: ['backup'] },
         { name: 'backup', deployments: [{ provider: 'spare', model: 'claude-spare' }] },
       ],
     },
     { env: { K: 'k' }, clock },
   );
-});
+}
 
 afterEach(async () => {
   await gw.close(0);
@@ -53,6 +55,7 @@ async function served(): Promise<{ deployment: string | null; trace: [string, st
 }
 
 it('spends the capacity of an attempt whose stream failed with an error event after its head', async () => {
+  await start(1);
   anthropic.enqueue({ text: 'never sent', errorAfterEvents: { after: 1, type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' } });
   const first = await served();
   expect(first.deployment).toBe('spare/claude-spare');
@@ -61,6 +64,25 @@ it('spends the capacity of an attempt whose stream failed with an error event af
     ['claude-spare', null],
   ]);
   // The cooldown is over; p1's minute is not.
+  await clock.advance(30_000);
+  const paced = await served();
+  expect(paced.deployment).toBe('spare/claude-spare');
+  expect(paced.trace[0]).toEqual(['claude-p1', 'throttled']);
+  await clock.advance(31_000);
+  expect((await served()).deployment).toBe('an/claude-p1');
+});
+
+it("teaches the pacer from the failed stream's 200 headers, as from any answer", async () => {
+  await start(); // no rpm of p1's own: only what the headers say paces it
+  // A limit of 1 a minute, none left, the minute ending 60 s on: p1, back from its 30 s
+  // cooldown, is still paced out.
+  const reset = new Date(clock.now() + 60_000).toISOString();
+  anthropic.enqueue({
+    text: 'never sent',
+    headers: { 'anthropic-ratelimit-requests-limit': '1', 'anthropic-ratelimit-requests-remaining': '0', 'anthropic-ratelimit-requests-reset': reset },
+    errorAfterEvents: { after: 1, type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' },
+  });
+  expect((await served()).deployment).toBe('spare/claude-spare');
   await clock.advance(30_000);
   const paced = await served();
   expect(paced.deployment).toBe('spare/claude-spare');

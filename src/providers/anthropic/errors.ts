@@ -58,9 +58,10 @@ export function anthropicErrorFromResponse(
 
 /**
  * An `event: error` in a stream, e.g. `{"type":"error","error":{"type":"overloaded_error",...}}`:
- * classified as the status Anthropic would have sent outside a stream.
+ * classified as the status Anthropic would have sent outside a stream. `headers`: the stream's
+ * 200, whose rate-limit headers teach the pacer as any answer's do.
  */
-export function anthropicStreamError(data: string): UpstreamError {
+export function anthropicStreamError(data: string, headers?: UpstreamHeaders): UpstreamError {
   const parsed = parseErrorBody(data);
   const type = parsed.code;
   const status = (type !== undefined ? STATUS_OF_TYPE[type] : undefined) ?? 500;
@@ -69,5 +70,6 @@ export function anthropicStreamError(data: string): UpstreamError {
     category,
     message: parsed.message || 'anthropic stream reported an error',
     providerCode: type,
+    headers,
   });
 }

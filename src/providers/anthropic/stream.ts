@@ -132,7 +132,7 @@ export class AnthropicChunkStream implements ChunkStream {
       case 'message_stop':
         return this.stop();
       case 'error':
-        throw anthropicStreamError(data);
+        throw anthropicStreamError(data, this.headers);
       default:
         // ping, and event types added after this was written.
         return;

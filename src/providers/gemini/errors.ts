@@ -105,9 +105,10 @@ export function geminiErrorFromResponse(status: number, bodyText: string, header
 /**
  * An `{"error": ...}` event inside a 200 stream (Gemini's way of failing after
  * the status line), or a 200 answer that is one. Its `code` stands in for the
- * HTTP status; undefined when `data` holds no error object.
+ * HTTP status; undefined when `data` holds no error object. `headers`: the 200's, which
+ * teach the pacer as any answer's do.
  */
-export function geminiStreamError(data: string, now: number): UpstreamError | undefined {
+export function geminiStreamError(data: string, now: number, headers?: UpstreamHeaders): UpstreamError | undefined {
   let body: unknown;
   try {
     body = JSON.parse(data);
@@ -124,6 +125,7 @@ export function geminiStreamError(data: string, now: number): UpstreamError | un
     message: err.message,
     providerCode: err.providerCode ?? parseErrorBody(data).code,
     retryAfterMs: err.retryAfterMs,
+    headers,
   });
 }
 

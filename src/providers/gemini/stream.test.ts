@@ -125,6 +125,10 @@ describe('GeminiChunkStream (fixtures in Gemini wire format)', () => {
     expect(chunks).toHaveLength(2);
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({ category: 'rate_limited', retryAfterMs: 12_000, providerCode: 'RESOURCE_EXHAUSTED' });
+    // The 200's headers go with it, to teach the pacer as any answer's do.
+    const headers = { 'x-ratelimit-remaining-requests': '0' };
+    const withHeaders = new GeminiChunkStream(headers, pieces(sse([failure])), { model: 'asked', requestId: 'req-9', clock: new VirtualClock(0), newToolId: () => 'call_0' });
+    expect((await collect(withHeaders)).error).toMatchObject({ category: 'rate_limited', headers });
   });
 
   it('a blocked prompt ends normally with an empty content_filter choice', async () => {

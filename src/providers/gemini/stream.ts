@@ -116,7 +116,7 @@ export class GeminiChunkStream implements ChunkStream {
         return [];
       }
       if ('error' in value) {
-        const err = geminiStreamError(data, this.ctx.clock.now());
+        const err = geminiStreamError(data, this.ctx.clock.now(), this.headers);
         if (err) throw err;
       }
       return convert(value as GenerateContentResponse);
