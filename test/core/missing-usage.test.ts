@@ -18,6 +18,17 @@ const usageChunk = (text: string): unknown =>
     .map((d) => JSON.parse(d) as { usage?: unknown })
     .find((c) => c.usage)?.usage;
 
+/** A streamed request asking for usage; the whole SSE text, which must end with [DONE]. */
+async function streamWithUsage(g: TestGateway): Promise<string> {
+  const res = await fetch(`${g.baseURL}/chat/completions`, {
+    method: 'POST',
+    body: JSON.stringify({ model: 'chat', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  const text = await res.text();
+  expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+  return text;
+}
+
 let gw: TestGateway | undefined;
 let upstream: RawUpstream | undefined;
 let spare: RawUpstream | undefined;
@@ -116,12 +127,7 @@ describe('a stream whose usage chunk holds counts that are not counts', () => {
     const bus = new EventBus();
     bus.on('request', (t) => traced.push(t));
     gw = await startChatOver(upstream.url, {}, { model: 'up-1', price: { input: 1, output: 2 } }, { bus });
-    const res = await fetch(`${gw.baseURL}/chat/completions`, {
-      method: 'POST',
-      body: JSON.stringify({ model: 'chat', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }),
-    });
-    const text = await res.text();
-    expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+    const text = await streamWithUsage(gw);
     await expect.poll(() => traced.length).toBe(1);
     const t = traced[0]!;
     // The client's usage chunk says what the gateway counted, not the upstream's garbage.
@@ -189,12 +195,7 @@ describe('an anthropic answer without usage', () => {
       ];
       res.end(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(''));
     });
-    const res = await fetch(`${gw!.baseURL}/chat/completions`, {
-      method: 'POST',
-      body: JSON.stringify({ model: 'chat', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }),
-    });
-    const text = await res.text();
-    expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+    const text = await streamWithUsage(gw!);
     await expect.poll(() => traced.length).toBe(1);
     const t = traced[0]!;
     expect(t.usage.completionTokens).toBe(10);

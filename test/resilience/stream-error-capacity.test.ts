@@ -54,6 +54,16 @@ async function served(): Promise<{ deployment: string | null; trace: [string, st
   return { deployment: res.headers.get('x-switchyard-deployment'), trace: gw.observability.traces.get(id)!.attempts.map((a) => [a.model, a.errorType]) };
 }
 
+/** At 30 s p1's cooldown is over but its minute is not: the spare serves, p1 passed over as throttled; at 61 s p1 serves. */
+async function pacedOutForItsMinute(): Promise<void> {
+  await clock.advance(30_000);
+  const paced = await served();
+  expect(paced.deployment).toBe('spare/claude-spare');
+  expect(paced.trace[0]).toEqual(['claude-p1', 'throttled']);
+  await clock.advance(31_000);
+  expect((await served()).deployment).toBe('an/claude-p1');
+}
+
 it('spends the capacity of an attempt whose stream failed with an error event after its head', async () => {
   await start(1);
   anthropic.enqueue({ text: 'never sent', errorAfterEvents: { after: 1, type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' } });
@@ -63,13 +73,7 @@ it('spends the capacity of an attempt whose stream failed with an error event af
     ['claude-p1', 'rate_limited'],
     ['claude-spare', null],
   ]);
-  // The cooldown is over; p1's minute is not.
-  await clock.advance(30_000);
-  const paced = await served();
-  expect(paced.deployment).toBe('spare/claude-spare');
-  expect(paced.trace[0]).toEqual(['claude-p1', 'throttled']);
-  await clock.advance(31_000);
-  expect((await served()).deployment).toBe('an/claude-p1');
+  await pacedOutForItsMinute();
 });
 
 it("teaches the pacer from the failed stream's 200 headers, as from any answer", async () => {
@@ -83,10 +87,5 @@ it("teaches the pacer from the failed stream's 200 headers, as from any answer",
     errorAfterEvents: { after: 1, type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' },
   });
   expect((await served()).deployment).toBe('spare/claude-spare');
-  await clock.advance(30_000);
-  const paced = await served();
-  expect(paced.deployment).toBe('spare/claude-spare');
-  expect(paced.trace[0]).toEqual(['claude-p1', 'throttled']);
-  await clock.advance(31_000);
-  expect((await served()).deployment).toBe('an/claude-p1');
+  await pacedOutForItsMinute();
 });
