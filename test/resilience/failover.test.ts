@@ -51,6 +51,8 @@ afterAll(async () => {
 beforeEach(async () => {
   primary.requests.length = 0;
   secondary.requests.length = 0;
+  primary.script.clear();
+  secondary.script.clear();
   gw = await startGateway(config());
   client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'unused', maxRetries: 0 });
 });

@@ -58,6 +58,8 @@ async function start(doc: Record<string, unknown> = config()) {
 beforeEach(async () => {
   primary.requests.length = 0;
   secondary.requests.length = 0;
+  primary.script.clear();
+  secondary.script.clear();
   await start();
 });
 

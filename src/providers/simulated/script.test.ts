@@ -22,6 +22,14 @@ describe('FaultScript', () => {
     expect(off.decide()).toEqual({ kind: 'ok', extraDelayMs: 0 });
   });
 
+  it('clear() drops queued plans: the rules answer again', () => {
+    const s = new FaultScript({ faults: [] }, new VirtualClock(), never);
+    s.enqueue({ kind: 'reset' }, { kind: 'reset' });
+    expect(s.decide()).toEqual({ kind: 'reset' });
+    s.clear();
+    expect(s.decide()).toEqual({ kind: 'ok', extraDelayMs: 0 });
+  });
+
   it('checks rules in order; slow adds delay and keeps looking', () => {
     const clock = new VirtualClock();
     const slowOnly = new FaultScript({ faults: [rule({ kind: 'slow', delayMs: 100 }), rule({ kind: 'slow', delayMs: 50 })] }, clock, never);

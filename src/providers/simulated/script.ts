@@ -42,6 +42,11 @@ export class FaultScript {
     this.queue.push(...plans);
   }
 
+  /** Drop plans still queued: a test that failed before its requests ran must not hand them to the next. */
+  clear(): void {
+    this.queue.length = 0;
+  }
+
   decide(): Plan {
     const queued = this.queue.shift();
     if (queued) return queued;
