@@ -96,6 +96,13 @@ describe('Ollama NDJSON → OpenAI chunks', () => {
     expect(error).toMatchObject({ category: 'server', message: 'an error was encountered while running the model: unexpected EOF' });
   });
 
+  it('reads an error line by its words: a context overflow is not a plain failure', async () => {
+    const lines = fixture('stream-text.ndjson').split('\n');
+    const categoryOf = async (message: string) => ((await run(`${lines[0]}\n${JSON.stringify({ error: message })}\n`)).error as UpstreamError).category;
+    expect(await categoryOf('the input length exceeds the context length')).toBe('context_length');
+    expect(await categoryOf('model requires more system memory (9.1 GiB) than is available (4.0 GiB)')).toBe('server');
+  });
+
   it('skips and counts malformed lines', async () => {
     const lines = fixture('stream-text.ndjson').split('\n');
     const broken = [lines[0], '{"model":"llama3.2","message":', '[]', '{"message":{"content":"no done flag"}}', ...lines.slice(1)].join('\n');

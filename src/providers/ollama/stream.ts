@@ -10,7 +10,7 @@ import { NdjsonParser } from '../sse.js';
 import type { ChunkStream, UpstreamHeaders } from '../types.js';
 import type { ChatCompletionChunk, ChunkChoice, ChunkDelta, FinishReason, Usage } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import { categorize } from '../../resilience/classify.js';
+import { categorizeWithoutStatus } from '../../resilience/classify.js';
 import { mapOllamaDoneReason, ollamaToolCalls, ollamaUsage } from './response.js';
 import type { OllamaChatResponse } from './wire.js';
 import { nativeChoice, nativeChunk, roleDelta } from '../native-chunk.js';
@@ -79,7 +79,8 @@ export class OllamaTranslator {
     }
     if (r === null || typeof r !== 'object' || Array.isArray(r)) return 1;
     if (typeof r.error === 'string') {
-      this.error = new UpstreamError({ category: categorize(500, r.error), message: r.error });
+      // The line has no status of its own: its words say what it is (a context overflow fails over to a larger model).
+      this.error = new UpstreamError({ category: categorizeWithoutStatus(r.error), message: r.error });
       return 0;
     }
     if (typeof r.done !== 'boolean') return 1;
