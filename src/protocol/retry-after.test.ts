@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UpstreamError } from '../resilience/upstream-error.js';
-import { MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
+import { MAX_RETRY_AFTER_MS, parseRetryAfter, retryHintMs } from './retry-after.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 
@@ -26,5 +26,26 @@ describe('a Retry-After no upstream can mean is read as absent', () => {
     expect(e(1e20).retryAfterMs).toBeUndefined();
     expect(e(Number.NaN).retryAfterMs).toBeUndefined();
     expect(e(30_000).retryAfterMs).toBe(30_000);
+  });
+});
+
+describe('a wait named only in the error message', () => {
+  it.each([
+    ['Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000. Please try again in 2.002s.', 2002],
+    ['Please try again in 1m23.456s. Visit https://platform.openai.com/account/rate-limits', 83_456],
+    ['Please try again in 6ms.', 6],
+    ['Please try again in 1h2m3s', 3_723_000],
+    ['Requests to the ChatCompletions_Create Operation have exceeded the rate limit. Please retry after 20 seconds.', 20_000],
+    ['Try again in 1 minute', 60_000],
+    ['retry in 500 milliseconds', 500],
+  ])('%s', (message, ms) => {
+    expect(retryHintMs(message)).toBe(ms);
+  });
+
+  it('is absent when the message names no wait, or one no upstream means', () => {
+    expect(retryHintMs('Rate limit reached. Please try again later.')).toBeUndefined();
+    expect(retryHintMs('You exceeded your current quota')).toBeUndefined();
+    expect(retryHintMs('try again in 2s3')).toBeUndefined();
+    expect(retryHintMs('Please try again in 999999h')).toBeUndefined();
   });
 });

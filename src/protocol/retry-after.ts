@@ -41,3 +41,27 @@ export function parseRetryAfter(headers: UpstreamHeaders | undefined, now: numbe
   const date = Date.parse(ra);
   return Number.isNaN(date) ? undefined : plausibleRetryAfterMs(Math.max(0, date - now));
 }
+
+/** OpenAI's and Groq's "Please try again in 1m23.456s" (a Go duration), Azure's "retry after 20 seconds". */
+const HINT_RE = /\b(?:try again|retry) (?:in|after) ((?:\d+(?:\.\d+)?(?:ms|h|m|s))+|\d+(?:\.\d+)? ?(?:milliseconds?|seconds?|secs?|minutes?|mins?))\b/i;
+const PART_RE = /(\d+(?:\.\d+)?)(ms|h|m|s)/g;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * The wait an error's message asks for, when no header said it: some upstreams put it only
+ * in the text (OpenAI's 429 for a tokens-per-minute limit, Azure's, a LiteLLM proxy relaying
+ * either). Undefined when the message names none or an implausible one.
+ */
+export function retryHintMs(message: string): number | undefined {
+  const m = HINT_RE.exec(message);
+  if (m === null) return undefined;
+  const d = m[1]!.toLowerCase();
+  const worded = /^(\d+(?:\.\d+)?) ?([a-z]+)$/.exec(d);
+  if (worded !== null && worded[2]!.length > 2) {
+    const unit = worded[2]!.startsWith('milli') ? 1 : worded[2]!.startsWith('min') ? 60_000 : 1000;
+    return plausibleRetryAfterMs(Math.ceil(Number(worded[1]) * unit));
+  }
+  let ms = 0;
+  for (const p of d.matchAll(PART_RE)) ms += Number(p[1]) * UNIT_MS[p[2]!]!;
+  return plausibleRetryAfterMs(Math.ceil(ms));
+}

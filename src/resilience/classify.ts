@@ -6,7 +6,7 @@
  */
 import { UpstreamError, type ErrorCategory } from './upstream-error.js';
 import type { UpstreamHeaders } from '../providers/types.js';
-import { parseRetryAfter } from '../protocol/retry-after.js';
+import { parseRetryAfter, retryHintMs } from '../protocol/retry-after.js';
 
 export { parseRetryAfter };
 
@@ -123,10 +123,15 @@ export function errorFromResponse(
     status,
     message: parsed.message || `upstream answered ${status}`,
     providerCode: parsed.code,
-    retryAfterMs: parseRetryAfter(headers, now),
+    retryAfterMs: parseRetryAfter(headers, now) ?? hintedWait(category, parsed.message),
     headers,
     param: parsed.param ?? null,
   });
+}
+
+/** A rate limit's or overload's wait named only in its message ("Please try again in 2.002s"). */
+export function hintedWait(category: ErrorCategory, message: string): number | undefined {
+  return category === 'rate_limited' || category === 'overloaded' ? retryHintMs(message) : undefined;
 }
 
 /**

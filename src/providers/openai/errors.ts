@@ -13,7 +13,7 @@
  * proxy `{"error":{"message","type","param","code":"429"}}` (its status as a string),
  * Azure `{"error":{"code":"429" | "content_filter","message",...}}`.
  */
-import { categorize, categorizeWithoutStatus } from '../../resilience/classify.js';
+import { categorize, categorizeWithoutStatus, hintedWait } from '../../resilience/classify.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { UpstreamHeaders } from '../types.js';
 
@@ -72,9 +72,11 @@ export function openAIErrorOf(body: unknown, headers: UpstreamHeaders): Upstream
   const message = str(eo.message) ?? 'upstream reported an error';
   const status = statusLike(eo.code) ?? statusLike(eo.status) ?? (code !== undefined ? STATUS_OF.get(code) : undefined) ?? (type !== undefined ? STATUS_OF.get(type) : undefined);
   const text = `${code ?? ''} ${type ?? ''} ${message}`;
+  const category = status !== undefined ? categorize(status, text) : categorizeWithoutStatus(text);
   const err = new UpstreamError({
-    category: status !== undefined ? categorize(status, text) : categorizeWithoutStatus(text),
+    category,
     message,
+    retryAfterMs: hintedWait(category, message),
     providerCode: code ?? type ?? (typeof eo.code === 'number' ? String(eo.code) : undefined),
     headers,
     param: str(eo.param) ?? null,
