@@ -47,6 +47,19 @@ export interface FunctionTool {
   function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
 }
 
+/** OpenAI's legacy (deprecated) function calling: a function offered in `functions`. */
+export interface LegacyFunction {
+  name: string;
+  description?: string;
+  parameters?: Record<string, unknown>;
+}
+
+/** A legacy call, as an answer carries it in `message.function_call` (and in pieces in `delta.function_call`). */
+export interface FunctionCall {
+  name: string;
+  arguments: string;
+}
+
 export type ToolChoice =
   | 'none'
   | 'auto'
@@ -75,6 +88,8 @@ export interface ChatRequest {
   tools?: FunctionTool[];
   tool_choice?: ToolChoice;
   parallel_tool_calls?: boolean;
+  functions?: LegacyFunction[] | null;
+  function_call?: 'none' | 'auto' | { name: string } | null;
   response_format?: ResponseFormat;
   user?: string;
   [key: string]: unknown;
@@ -94,6 +109,8 @@ export interface AssistantMessage {
   role: 'assistant';
   content: string | null;
   tool_calls?: ToolCall[];
+  /** Legacy function calling: the one call, in place of `tool_calls`. */
+  function_call?: FunctionCall;
   refusal?: string | null;
 }
 
@@ -126,6 +143,7 @@ export interface ChunkDelta {
   role?: 'assistant';
   content?: string | null;
   tool_calls?: ToolCallDelta[];
+  function_call?: Partial<FunctionCall>;
   refusal?: string | null;
 }
 

@@ -51,6 +51,11 @@ describe('validateChatRequest: valid bodies pass unchanged', () => {
     ['stop as a string or a list, tool_choice as OpenAI takes it', { ...base(), stop: ['a', 'b'], tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'f' } }] } } }],
     ['tool parameters and description null, as some clients send them', { ...base(), tools: [{ type: 'function', function: { name: 'f', parameters: null, description: null } }] }],
     ['a legacy function result with null content, as OpenAI takes it', { ...base(), messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } }, { role: 'function', name: 'f', content: null }] }],
+    [
+      'legacy functions, each function_call form, and nulls',
+      { ...base(), functions: [{ name: 'f', description: 'd', parameters: { type: 'object' } }, { name: 'g' }, { name: 'h', parameters: null, description: null }], function_call: { name: 'f' } },
+    ],
+    ['function_call none or auto, functions and function_call null', { ...base(), functions: null, function_call: 'auto' }],
     ['an assistant message without content', { ...base(), messages: [{ role: 'user', content: 'a' }, { role: 'assistant' }] }],
   ];
   it.each(valid)('%s', (_name, body) => {
@@ -110,6 +115,13 @@ describe('validateChatRequest: each malformed body is a 400 naming its param', (
     ['tool parameters that are no object (adapters made a schema of a string\'s characters)', { ...base(), tools: [{ type: 'function', function: { name: 'f', parameters: 'object' } }] }, 'tools[0].function.parameters'],
     ['tool parameters that are an array', { ...base(), tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }, { type: 'function', function: { name: 'g', parameters: [] } }] }, 'tools[1].function.parameters'],
     ['a tool description that is not a string', { ...base(), tools: [{ type: 'function', function: { name: 'f', description: 5 } }] }, 'tools[0].function.description'],
+    ['functions not an array', { ...base(), functions: { name: 'f' } }, 'functions'],
+    ['a function without a name', { ...base(), functions: [{ name: 'f' }, { description: 'no name' }] }, 'functions[1]'],
+    ['a function that is no object', { ...base(), functions: ['f'] }, 'functions[0]'],
+    ['function parameters that are no object', { ...base(), functions: [{ name: 'f', parameters: 'object' }] }, 'functions[0].parameters'],
+    ['a function description that is not a string', { ...base(), functions: [{ name: 'f', description: ['d'] }] }, 'functions[0].description'],
+    ['function_call of another mode', { ...base(), functions: [{ name: 'f' }], function_call: 'required' }, 'function_call'],
+    ['function_call in the tool_choice shape', { ...base(), functions: [{ name: 'f' }], function_call: { type: 'function', function: { name: 'f' } } }, 'function_call'],
     ['response_format as a string', { ...base(), response_format: 'json' }, 'response_format'],
     ['response_format without a type', { ...base(), response_format: {} }, 'response_format'],
   ];

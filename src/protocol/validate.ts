@@ -59,15 +59,32 @@ function checkStop(stop: unknown): void {
   throw invalidRequest("'stop' must be a string or an array of strings", 'stop');
 }
 
-function checkFunctionTool(fn: Record<string, unknown>, t: number): void {
+/** A function's description and parameters, in `tools[t].function` or legacy `functions[t]`. */
+function checkFunctionTool(fn: Record<string, unknown>, t: number, legacy = false): void {
+  const where = (field: string) => (legacy ? `functions[${t}].${field}` : `tools[${t}].function.${field}`);
   const parameters = fn.parameters;
   if (parameters !== undefined && parameters !== null && !isObj(parameters)) {
-    throw invalidRequest(`tools[${t}].function.parameters must be a JSON Schema object`, `tools[${t}].function.parameters`);
+    throw invalidRequest(`${where('parameters')} must be a JSON Schema object`, where('parameters'));
   }
   const description = fn.description;
   if (description !== undefined && description !== null && typeof description !== 'string') {
-    throw invalidRequest(`tools[${t}].function.description must be a string`, `tools[${t}].function.description`);
+    throw invalidRequest(`${where('description')} must be a string`, where('description'));
   }
+}
+
+/** Legacy function calling: native adapters offer `functions` as tools, so they are checked as tools are. */
+function checkFunctions(functions: unknown): void {
+  if (!Array.isArray(functions)) throw invalidRequest("'functions' must be an array", 'functions');
+  for (let f = 0; f < functions.length; f++) {
+    const fn = functions[f];
+    if (!isObj(fn) || typeof fn.name !== 'string') throw invalidRequest(`functions[${f}] must be {name, description?, parameters?} with a string name`, `functions[${f}]`);
+    checkFunctionTool(fn, f, true);
+  }
+}
+
+function checkFunctionCall(call: unknown): void {
+  if (call === 'none' || call === 'auto' || (isObj(call) && typeof call.name === 'string')) return;
+  throw invalidRequest("'function_call' must be 'none', 'auto' or {name}", 'function_call');
 }
 
 const TOOL_CHOICE_MODES = new Set(['none', 'auto', 'required']);
@@ -141,6 +158,8 @@ export function validateChatRequest(body: unknown): ChatRequest {
       if (!custom) checkFunctionTool(tool.function as Record<string, unknown>, t);
     }
   }
+  if (body.functions !== undefined && body.functions !== null) checkFunctions(body.functions);
+  if (body.function_call !== undefined && body.function_call !== null) checkFunctionCall(body.function_call);
   checkStop(body.stop);
   checkToolChoice(body.tool_choice);
   if (body.response_format !== undefined && body.response_format !== null && !(isObj(body.response_format) && typeof body.response_format.type === 'string')) {
