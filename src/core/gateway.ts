@@ -111,15 +111,20 @@ function countedUsage(response: ChatCompletion, promptTokens: number): Usage {
   for (const c of Array.isArray(response.choices) ? response.choices : []) {
     const m = c?.message;
     if (typeof m?.content === 'string') chars += m.content.length;
-    for (const t of Array.isArray(m?.tool_calls) ? m.tool_calls : []) {
-      const f = (t as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
-      if (typeof f?.name === 'string') chars += f.name.length;
-      if (typeof f?.arguments === 'string') chars += f.arguments.length;
-    }
+    for (const t of Array.isArray(m?.tool_calls) ? m.tool_calls : []) chars += callChars((t as { function?: unknown } | null)?.function);
+    // A legacy function_call is generated as a tool call is.
+    chars += callChars(m?.function_call);
   }
   const prompt = Math.max(0, promptTokens);
   const completion = Math.ceil(chars / 4);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/** A call's name and arguments, in characters, where they are strings. */
+function callChars(f: unknown): number {
+  if (f === null || typeof f !== 'object') return 0;
+  const { name, arguments: args } = f as { name?: unknown; arguments?: unknown };
+  return (typeof name === 'string' ? name.length : 0) + (typeof args === 'string' ? args.length : 0);
 }
 
 export interface Gateway {

@@ -1,6 +1,6 @@
 /**
  * A streamed attempt up to its commit point. Nothing reaches the client until
- * the first real content (text, tool call, refusal, or a finish): role-only
+ * the first real content (text, tool or function call, refusal, or a finish): role-only
  * chunks and keep-alives are held back, so any failure before that point is an
  * ordinary fail-over and the client never sees a half-started answer.
  */
@@ -37,7 +37,8 @@ export function isCommitChunk(chunk: ChatCompletionChunk): boolean {
     const c = choices[i]!;
     const d = c.delta;
     if (c.finish_reason) return true;
-    if (d && ((typeof d.content === 'string' && d.content.length > 0) || (d.tool_calls && d.tool_calls.length > 0) || d.refusal)) return true;
+    // A legacy function_call is the answer as a tool call is (an OpenAI upstream's, or a native's converted).
+    if (d && ((typeof d.content === 'string' && d.content.length > 0) || (d.tool_calls && d.tool_calls.length > 0) || d.refusal || d.function_call)) return true;
   }
   return false;
 }

@@ -130,4 +130,23 @@ describe('StreamTally', () => {
     t.take(chunk({ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'f', arguments: '' } }] }));
     expect(t.toolCalls).toBe(true);
   });
+
+  // Missed, a stream cut inside a legacy call was resumed as text, and one without usage counted none of it.
+  it('notes a legacy function_call as a tool call, and counts its name and arguments', () => {
+    const t = new StreamTally('r', 'm', 1, true);
+    t.take(chunk({ role: 'assistant', content: null, function_call: { name: 'get_weather', arguments: '' } }));
+    expect(t.toolCalls).toBe(true);
+    t.take(chunk({ function_call: { arguments: '{"city":"Paris"}' } }));
+    t.take(chunk({}, 'function_call'));
+    // 'get_weather' and '{"city":"Paris"}': 27 characters, 7 tokens.
+    expect(t.closeAttempt(0)).toBe(7);
+  });
+
+  it('a continuation passes on a legacy function_call, which is part of the answer like its content', () => {
+    const t = new StreamTally('resp-id', 'm', 1, true);
+    t.take(chunk({ content: 'Let me check. ' }));
+    t.closeAttempt(10);
+    t.continuation = true;
+    expect(t.take(chunk({ function_call: { name: 'f', arguments: '{}' } }))).toMatchObject({ id: 'resp-id', choices: [{ delta: { function_call: { name: 'f' } } }] });
+  });
 });

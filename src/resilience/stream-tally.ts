@@ -1,8 +1,8 @@
 /**
  * What a committed stream has said so far, across its attempts: the text
- * delivered (a resume's prefill), whether the answer finished or called tools,
- * its usage (reported, or counted when an attempt reported none), and the
- * relabelling that makes a continuation's chunks part of one response — with
+ * delivered (a resume's prefill), whether the answer finished or called tools
+ * (a legacy function too), its usage (reported, or counted when an attempt
+ * reported none), and the relabelling that makes a continuation's chunks part of one response — with
  * the check for a stop sequence split by the cut (stop-across-cut.ts).
  */
 import type { ChatCompletionChunk, ChunkChoice, ToolCallDelta, Usage } from '../protocol/openai.js';
@@ -115,10 +115,12 @@ export class StreamTally {
       const ch = choices[i]!;
       const d = ch.delta;
       if (d) {
-        if (typeof d.content === 'string' && d.content.length > 0) {
+        const piece = d.content;
+        const text = typeof piece === 'string' && piece.length > 0;
+        if (text) {
           content = true;
-          this.attemptChars += d.content.length;
-          if (this.keepText && ch.index === 0) this.keep(d.content);
+          this.attemptChars += piece.length;
+          if (this.keepText && ch.index === 0) this.keep(piece);
         }
         // Upstream JSON, checked as such: `tool_calls: [null]` or an object in its place threw
         // here, and a healthy stream ended as broken (the chunk itself still goes out as it came).
@@ -131,6 +133,16 @@ export class StreamTally {
             if (fn !== null && typeof fn === 'object') {
               this.attemptChars += (typeof fn.name === 'string' ? fn.name.length : 0) + (typeof fn.arguments === 'string' ? fn.arguments.length : 0);
             }
+          }
+        } else if (!text) {
+          // A legacy function_call, a tool call all the same (not resumed, its text counted). Its
+          // deltas carry no text, so a text chunk — nearly every chunk — skips this read.
+          const fn = d.function_call as unknown;
+          if (fn !== null && typeof fn === 'object') {
+            const { name, arguments: args } = fn as { name?: unknown; arguments?: unknown };
+            content = true;
+            this.toolCalls = true;
+            this.attemptChars += (typeof name === 'string' ? name.length : 0) + (typeof args === 'string' ? args.length : 0);
           }
         }
         // A refusal is the answer too (as at the commit point): a continuation's was dropped unseen.
@@ -178,7 +190,7 @@ export class StreamTally {
     if (piece.length === 0 && !ch.finish_reason) {
       // A role chunk: through as it is, the text still held. A tool call or a refusal ends the
       // text a stop sequence could run on in: the held text goes out first, in this chunk.
-      if (d == null || (d.tool_calls == null && d.refusal == null)) return true;
+      if (d == null || (d.tool_calls == null && d.refusal == null && d.function_call == null)) return true;
       this.seam = undefined;
       if (seam.held.length > 0) d.content = seam.held;
       return true;

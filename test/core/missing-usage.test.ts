@@ -64,6 +64,26 @@ describe('a buffered answer without usage', () => {
     expect(t.costUsd).toBeCloseTo((t.usage.promptTokens * 1 + 10 * 2) / 1e6, 12);
   });
 
+  // Counted as nothing before: a legacy answer carries its call in function_call, not tool_calls.
+  it('with a legacy function_call, is counted from its name and arguments', async () => {
+    const call = { name: 'get_weather', arguments: '{"city":"Paris","unit":"celsius"}' }; // 11 + 33 characters: 11 tokens
+    upstream = await startRawUpstream((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'up-1', choices: [{ index: 0, message: { role: 'assistant', content: null, function_call: call }, finish_reason: 'function_call' }] }));
+    });
+    const traced: TraceRecord[] = [];
+    const bus = new EventBus();
+    bus.on('request', (t) => traced.push(t));
+    gw = await startChatOver(upstream.url, {}, { model: 'up-1' }, { bus });
+    const res = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'chat', functions: [{ name: 'get_weather' }], messages: [{ role: 'user', content: 'Weather in Paris?' }] }),
+    });
+    expect(((await res.json()) as { choices: { message: unknown }[] }).choices[0]!.message).toEqual({ role: 'assistant', content: null, function_call: call });
+    await expect.poll(() => traced.length).toBe(1);
+    expect(traced[0]!.usage.completionTokens).toBe(11);
+  });
+
   it('fails the attempt when it is malformed inside its framing, so the next candidate serves (it was a 500, traced 499)', async () => {
     // Balanced brackets around a bad literal pass the shape scan; without usage the answer is parsed, and fails.
     upstream = await startRawUpstream((res) => {
