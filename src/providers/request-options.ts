@@ -27,8 +27,8 @@ export interface ToolSelection {
 
 /** The request's tools and how the model may use them; undefined when it offers none. */
 export function toolSelection(req: ChatRequest, provider: string): ToolSelection | undefined {
-  // Legacy function calling offered as `functions` is answered with `function_call`, which no
-  // native answer carries: refused rather than dropped (the model would not see the functions).
+  // Legacy `functions` reach an adapter as tools (legacy-functions.ts, around every native
+  // adapter its factory builds): one built without that is refused them rather than dropping them.
   if (Array.isArray(req.functions) && req.functions.length > 0) {
     throw invalid(`functions (legacy function calling) are not supported by ${provider}: offer them as tools`, 'functions');
   }

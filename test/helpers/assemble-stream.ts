@@ -1,7 +1,8 @@
 /**
  * What an OpenAI client assembles from a chat stream: the content, tool calls
- * joined from their deltas, the last finish reason and the usage. Works on the
- * gateway's own chunks and on the `openai` SDK's (the same wire shape).
+ * (or a legacy function_call) joined from their deltas, the last finish reason
+ * and the usage. Works on the gateway's own chunks and on the `openai` SDK's
+ * (the same wire shape).
  */
 
 interface ChunkLike<U> {
@@ -10,6 +11,7 @@ interface ChunkLike<U> {
     delta: {
       content?: string | null;
       tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string } }[];
+      function_call?: { name?: string; arguments?: string };
     };
     finish_reason: string | null;
   }[];
@@ -25,6 +27,7 @@ export interface Assembled<U> {
   /** null when no content delta came. */
   content: string | null;
   tool_calls?: AssembledToolCall[];
+  function_call?: { name: string; arguments: string };
   finish_reason: string | null;
   usage?: U | null;
 }
@@ -37,6 +40,7 @@ export async function assembleStream<C extends ChunkLike<unknown>>(
   let finish: string | null = null;
   let usage: NonNullable<C['usage']> | null | undefined;
   const calls: AssembledToolCall[] = [];
+  let fn: { name: string; arguments: string } | undefined;
   for await (const c of stream) {
     chunks.push(c);
     if (c.usage) usage = c.usage as NonNullable<C['usage']>;
@@ -49,9 +53,16 @@ export async function assembleStream<C extends ChunkLike<unknown>>(
       if (t.function?.name) call.function.name = t.function.name;
       call.function.arguments += t.function?.arguments ?? '';
     }
+    const piece = choice.delta.function_call;
+    if (piece) {
+      fn ??= { name: '', arguments: '' };
+      if (piece.name) fn.name = piece.name;
+      fn.arguments += piece.arguments ?? '';
+    }
     if (choice.finish_reason) finish = choice.finish_reason;
   }
   const out: Assembled<NonNullable<C['usage']>> = { content, finish_reason: finish, usage };
   if (calls.length > 0) out.tool_calls = calls;
+  if (fn) out.function_call = fn;
   return { out, chunks };
 }

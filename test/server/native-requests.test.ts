@@ -5,7 +5,9 @@
  * its terms; what it cannot is refused before anything is sent, as a 400 whose
  * `param` names the field, so a client can point at what to change.
  */
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assembleStream } from '../helpers/assemble-stream.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startAnthropicServer, type AnthropicServer } from '../servers/anthropic-server.js';
 import { startCohereServer, type CohereServer } from '../servers/cohere-server.js';
@@ -167,17 +169,95 @@ describe('legacy functions', () => {
     expect(res.status, await res.clone().text()).toBe(200);
   });
 
-  // They were dropped: the model never saw them, and the client waited for a function_call no native answer carries.
-  it.each(['anthropic', 'gemini', 'cohere', 'ollama'] as const)('%s: functions offered the legacy way are refused, naming functions', async (model) => {
-    const functions = [{ name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
-    expect(await refusal('chat/completions', model, { functions, function_call: 'auto', messages: [{ role: 'user', content: 'Weather in Paris?' }] })).toEqual({
-      status: 400,
-      code: 'invalid_request',
-      param: 'functions',
-      sent: 0,
-    });
+  const functions = [
+    { name: 'weather', description: 'Current weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+    { name: 'time' },
+  ];
+  const ask = [{ role: 'user', content: 'Weather in Paris?' }];
+  const post = (model: string, body: Record<string, unknown>) =>
+    fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, messages: ask, functions, ...body }) });
+
+  /** The tools and tool choice each provider's last request carried, in its own wire format. */
+  const sentTools: Record<'anthropic' | 'gemini' | 'cohere' | 'ollama', () => unknown> = {
+    anthropic: () => pick(anthropic.requests.at(-1)!.body, 'tools', 'tool_choice'),
+    gemini: () => pick(gemini.requests.at(-1)!.body as Record<string, unknown>, 'tools', 'toolConfig'),
+    cohere: () => pick(cohere.requests.at(-1)!.body as Record<string, unknown>, 'tools', 'tool_choice'),
+    ollama: () => pick(ollama.requests.at(-1)!.body as Record<string, unknown>, 'tools'),
+  };
+  const names = (tools: unknown): string[] =>
+    (tools as Record<string, unknown>[]).map((t) => String(t.name ?? (t.function as { name: string }).name));
+
+  // They were refused (400 naming functions): an alias of native deployments answered older clients with an error.
+  it.each(['anthropic', 'gemini', 'cohere', 'ollama'] as const)('%s: functions go out as tools, and a named function_call forces that one', async (model) => {
+    expect((await post(model, {})).status).toBe(200);
+    const offered = sentTools[model]() as { tools: unknown };
+    expect(model === 'gemini' ? names((offered.tools as { functionDeclarations: unknown }[])[0]!.functionDeclarations) : names(offered.tools)).toEqual(['weather', 'time']);
+
+    expect((await post(model, { function_call: { name: 'weather' } })).status).toBe(200);
+    const forced = sentTools[model]() as Record<string, unknown>;
+    const expected = {
+      // One call, as a legacy answer carries: Anthropic is the provider with a switch for it.
+      anthropic: { tool_choice: { type: 'tool', name: 'weather', disable_parallel_tool_use: true } },
+      gemini: { toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['weather'] } } },
+      // Neither can name one: offered only it (Cohere also requires a call).
+      cohere: { tool_choice: 'REQUIRED' },
+      ollama: {},
+    }[model];
+    expect(forced).toMatchObject(expected);
+    if (model === 'cohere' || model === 'ollama') expect(names(forced.tools)).toEqual(['weather']);
+  });
+
+  it('anthropic: function_call auto and none are its tool choices, one call asked for', async () => {
+    expect((await post('anthropic', {})).status).toBe(200);
+    expect(anthropic.requests.at(-1)!.body!.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
+    expect((await post('anthropic', { function_call: 'auto' })).status).toBe(200);
+    expect(anthropic.requests.at(-1)!.body!.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
+    expect((await post('anthropic', { function_call: 'none' })).status).toBe(200);
+    expect(anthropic.requests.at(-1)!.body!.tool_choice).toEqual({ type: 'none' });
+  });
+
+  /** Each provider's answer with two calls, the second of which a legacy client cannot read. */
+  const twoCalls = {
+    anthropic: () => anthropic.enqueue({ toolUses: [{ name: 'weather', input: { city: 'Paris' } }, { name: 'time', input: {} }], chunkSize: 4 }),
+    gemini: () => gemini.enqueue({ kind: 'function_call', calls: [{ name: 'weather', args: { city: 'Paris' } }, { name: 'time', args: {} }] }),
+    cohere: () => cohere.enqueue({ kind: 'message', toolCalls: [{ id: 'c1', name: 'weather', arguments: '{"city":"Paris"}' }, { id: 'c2', name: 'time', arguments: '{}' }] }),
+    ollama: () => ollama.enqueue({ kind: 'message', toolCalls: [{ name: 'weather', arguments: { city: 'Paris' } }, { name: 'time', arguments: {} }] }),
+  };
+
+  it.each(['anthropic', 'gemini', 'cohere', 'ollama'] as const)('%s: the answer is one function_call, buffered and streamed', async (model) => {
+    twoCalls[model]();
+    twoCalls[model]();
+    const res = await post(model, {});
+    const answer = (await res.json()) as { choices: { message: Record<string, unknown>; finish_reason: string }[] };
+    expect(answer.choices[0]!.finish_reason).toBe('function_call');
+    const { function_call: call, tool_calls: calls } = answer.choices[0]!.message as { function_call: { name: string; arguments: string }; tool_calls?: unknown };
+    expect(calls).toBeUndefined();
+    expect([call.name, JSON.parse(call.arguments)]).toEqual(['weather', { city: 'Paris' }]);
+
+    const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 });
+    const stream = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Weather in Paris?' }], functions, stream: true });
+    const { out, chunks } = await assembleStream(stream);
+    expect(out.finish_reason).toBe('function_call');
+    expect(out.tool_calls).toBeUndefined();
+    expect(out.function_call!.name).toBe('weather');
+    expect(JSON.parse(out.function_call!.arguments)).toEqual({ city: 'Paris' });
+    // The name once, on the first piece, as OpenAI streams it.
+    expect(chunks.filter((c) => c.choices[0]?.delta.function_call?.name !== undefined)).toHaveLength(1);
+  });
+
+  it.each(['anthropic', 'gemini', 'cohere', 'ollama'] as const)('%s: functions beside tools are refused, as OpenAI refuses them, naming functions', async (model) => {
+    const tools = [{ type: 'function', function: { name: 'news' } }];
+    expect(await refusal('chat/completions', model, { functions, tools, messages: ask })).toEqual({ status: 400, code: 'invalid_request', param: 'functions', sent: 0 });
+    expect(await refusal('chat/completions', model, { functions, function_call: { name: 'news' }, messages: ask })).toEqual({ status: 400, code: 'invalid_request', param: 'function_call', sent: 0 });
   });
 });
+
+/** The named fields of a request body that it has. */
+function pick(body: Record<string, unknown> | undefined, ...keys: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (body?.[k] !== undefined) out[k] = body[k];
+  return out;
+}
 
 describe('what a native answer cannot carry', () => {
   const messages = [{ role: 'user', content: 'Say hi.' }];

@@ -133,3 +133,63 @@ describe('openai SDK → gateway → anthropic adapter → loopback Anthropic', 
     ]);
   });
 });
+
+describe('legacy function calling (functions, function_call) through the anthropic adapter', () => {
+  const functions: OpenAI.Chat.Completions.ChatCompletionCreateParams.Function[] = [
+    { name: 'get_weather', description: 'Get the current weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
+  ];
+  const twoCalls: MessageReply = {
+    text: 'Checking the forecast.',
+    toolUses: [
+      { id: 'toolu_01a', name: 'get_weather', input: { location: 'Paris, FR' } },
+      { id: 'toolu_01b', name: 'get_weather', input: { location: 'Lyon, FR' } },
+    ],
+    chunkSize: 3,
+  };
+
+  it('the functions go as tools, the named one forced and one call asked for; the first call comes back as function_call, buffered and streamed', async () => {
+    t.upstream.enqueue(twoCalls, twoCalls);
+    const buffered = await t.client.chat.completions.create({ model: 'smart', messages, functions, function_call: { name: 'get_weather' } });
+    expect(buffered.choices[0]!.finish_reason).toBe('function_call');
+    expect(buffered.choices[0]!.message).toMatchObject({ content: 'Checking the forecast.', function_call: { name: 'get_weather', arguments: '{"location":"Paris, FR"}' } });
+    expect(buffered.choices[0]!.message.tool_calls).toBeUndefined();
+
+    const stream = await t.client.chat.completions.create({ model: 'smart', messages, functions, function_call: { name: 'get_weather' }, stream: true });
+    const { out } = await assembleStream(stream);
+    expect(out).toMatchObject({ content: 'Checking the forecast.', finish_reason: 'function_call', function_call: buffered.choices[0]!.message.function_call });
+    expect(out.tool_calls).toBeUndefined();
+
+    for (const rec of t.upstream.requests.slice(-2)) {
+      expect(rec.body!.tools).toEqual([{ name: 'get_weather', description: 'Get the current weather', input_schema: functions[0]!.parameters }]);
+      expect(rec.body!.tool_choice).toEqual({ type: 'tool', name: 'get_weather', disable_parallel_tool_use: true });
+    }
+  });
+
+  it("the SDK's stream helper reads the legacy answer as OpenAI's", async () => {
+    t.upstream.enqueue(twoCalls);
+    const final = await t.client.chat.completions.stream({ model: 'smart', messages, functions }).finalChatCompletion();
+    expect(final.choices[0]!.finish_reason).toBe('function_call');
+    expect(final.choices[0]!.message.function_call).toEqual({ name: 'get_weather', arguments: '{"location":"Paris, FR"}' });
+    expect(t.upstream.requests.at(-1)!.body!.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
+  });
+
+  it('the legacy follow-up (function_call, then the function result) goes back as tool_use and tool_result', async () => {
+    t.upstream.enqueue({ text: 'It is 15 degrees in Paris.' });
+    const done = await t.client.chat.completions.create({
+      model: 'smart',
+      functions,
+      messages: [
+        ...messages,
+        { role: 'assistant', content: null, function_call: { name: 'get_weather', arguments: '{"location":"Paris, FR"}' } },
+        { role: 'function', name: 'get_weather', content: '15 degrees' },
+      ],
+    });
+    expect(done.choices[0]!.message.content).toBe('It is 15 degrees in Paris.');
+    expect(done.choices[0]!.finish_reason).toBe('stop');
+    const sent = t.upstream.requests.at(-1)!.body!.messages as { role: string; content: { type: string }[] }[];
+    expect(sent.slice(1).map((m) => [m.role, m.content.map((b) => b.type)])).toEqual([
+      ['assistant', ['tool_use']],
+      ['user', ['tool_result']],
+    ]);
+  });
+});

@@ -14,6 +14,7 @@ import { parseMessage, toChatCompletion } from './convert-response.js';
 import { anthropicErrorFromResponse } from './errors.js';
 import { AnthropicChunkStream } from './stream.js';
 import { apiKeyHeader } from '../api-key-header.js';
+import { servingLegacyFunctions } from '../legacy-functions.js';
 
 /**
  * Pinned: 2023-06-01 still takes temperature/top_p, which 2026-10-21 rejects.
@@ -78,5 +79,5 @@ export class AnthropicAdapter implements ProviderAdapter {
 }
 
 export function createAnthropicAdapter(provider: ProviderConfig, deps: AdapterDeps): ProviderAdapter {
-  return new AnthropicAdapter(provider, deps);
+  return servingLegacyFunctions(new AnthropicAdapter(provider, deps));
 }

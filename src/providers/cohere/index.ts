@@ -25,6 +25,7 @@ import { embedInBatches } from '../embedding-batches.js';
 const COHERE_EMBED_BATCH = 96;
 import { fixCohereError } from './errors.js';
 import { apiKeyHeader } from '../api-key-header.js';
+import { servingLegacyFunctions } from '../legacy-functions.js';
 import { toolCallIdMaker } from '../tool-call-id.js';
 
 const SSE_ACCEPT = { accept: 'text/event-stream' };
@@ -79,5 +80,5 @@ export class CohereAdapter implements ProviderAdapter {
 }
 
 export function createCohereAdapter(provider: ProviderConfig, deps: AdapterDeps): ProviderAdapter {
-  return new CohereAdapter(provider, deps);
+  return servingLegacyFunctions(new CohereAdapter(provider, deps));
 }

@@ -153,3 +153,53 @@ describe('openai SDK → gateway → gemini adapter → loopback Gemini', () => 
     });
   });
 });
+
+describe('legacy function calling (functions, function_call) through the gemini adapter', () => {
+  const functions: OpenAI.Chat.Completions.ChatCompletionCreateParams.Function[] = [
+    { name: 'get_weather', description: 'Get the current weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
+  ];
+  const twoCalls: GeminiReply = {
+    kind: 'function_call',
+    calls: [
+      { name: 'get_weather', args: { location: 'Paris, FR' }, thoughtSignature: 'c2lnLWdhdGV3YXk=' },
+      { name: 'get_weather', args: { location: 'Lyon, FR' } },
+    ],
+  };
+
+  it('the functions go as declarations with the named one forced; the first call comes back as function_call, buffered and streamed', async () => {
+    t.upstream.enqueue(twoCalls, twoCalls);
+    const buffered = await t.client.chat.completions.create({ model: 'flash', messages, functions, function_call: { name: 'get_weather' } });
+    expect(buffered.choices[0]!.finish_reason).toBe('function_call');
+    expect(buffered.choices[0]!.message.function_call).toEqual({ name: 'get_weather', arguments: '{"location":"Paris, FR"}' });
+    expect(buffered.choices[0]!.message.tool_calls).toBeUndefined();
+
+    const stream = await t.client.chat.completions.create({ model: 'flash', messages, functions, function_call: { name: 'get_weather' }, stream: true });
+    const { out } = await assembleStream(stream);
+    expect(out).toMatchObject({ finish_reason: 'function_call', function_call: buffered.choices[0]!.message.function_call });
+    expect(out.tool_calls).toBeUndefined();
+
+    for (const rec of t.upstream.requests.slice(-2)) {
+      expect(rec.body.tools).toEqual([{ functionDeclarations: [{ name: 'get_weather', description: 'Get the current weather', parameters: expect.objectContaining({ type: 'object' }) }] }]);
+      expect(rec.body.toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_weather'] } });
+    }
+  });
+
+  // The legacy form has no place for the call's thought signature: the follow-up still passes Gemini 3's check.
+  it('the legacy follow-up (function_call, then the function result) is answered', async () => {
+    t.upstream.enqueue(twoCalls, { kind: 'text', text: 'It is 15 degrees in Paris.' });
+    const first = await t.client.chat.completions.create({ model: 'flash', messages, functions });
+    const call = first.choices[0]!.message.function_call!;
+    const done = await t.client.chat.completions.create({
+      model: 'flash',
+      functions,
+      messages: [...messages, { role: 'assistant', content: null, function_call: call }, { role: 'function', name: call.name, content: '15 degrees' }],
+    });
+    expect(done.choices[0]!.message.content).toBe('It is 15 degrees in Paris.');
+    expect(done.choices[0]!.finish_reason).toBe('stop');
+    expect(t.upstream.requests.at(-1)!.body.contents).toEqual([
+      { role: 'user', parts: [{ text: 'What is the weather in Paris?' }] },
+      { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { location: 'Paris, FR' } }, thoughtSignature: expect.any(String) }] },
+      { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { content: '15 degrees' } } }] },
+    ]);
+  });
+});

@@ -29,6 +29,7 @@ import { inputTypeOf } from '../embedding-input-type.js';
 const GEMINI_EMBED_BATCH = 100;
 import type { BatchEmbedContentsResponse, GenerateContentResponse } from './wire.js';
 import { apiKeyHeader } from '../api-key-header.js';
+import { servingLegacyFunctions } from '../legacy-functions.js';
 import { toolCallIdMaker } from '../tool-call-id.js';
 
 export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
@@ -141,5 +142,5 @@ function answerOf(raw: Uint8Array, now: number): GenerateContentResponse {
 const utf8 = new TextDecoder();
 
 export function createGeminiAdapter(provider: ProviderConfig, deps: AdapterDeps): ProviderAdapter {
-  return new GeminiAdapter(provider, deps);
+  return servingLegacyFunctions(new GeminiAdapter(provider, deps));
 }

@@ -22,6 +22,7 @@ import { OllamaChunkStream } from './stream.js';
 import { fromOllamaEmbed, toOllamaEmbed } from './embeddings.js';
 import { fixOllamaError } from './errors.js';
 import { apiKeyHeader } from '../api-key-header.js';
+import { servingLegacyFunctions } from '../legacy-functions.js';
 import { toolCallIdMaker } from '../tool-call-id.js';
 
 const NDJSON_ACCEPT = { accept: 'application/x-ndjson' };
@@ -86,5 +87,5 @@ export class OllamaAdapter implements ProviderAdapter {
 }
 
 export function createOllamaAdapter(provider: ProviderConfig, deps: AdapterDeps): ProviderAdapter {
-  return new OllamaAdapter(provider, deps);
+  return servingLegacyFunctions(new OllamaAdapter(provider, deps));
 }
