@@ -92,3 +92,68 @@ describe('scanJsonShape', () => {
     expect(scanJsonShape(b(deep), 'choices')).toBeUndefined();
   });
 });
+
+describe('scanJsonShape counting the items of its array', () => {
+  const count = (text: string, expected: number) => {
+    const shape = scanJsonShape(b(text), 'data', expected);
+    return shape && { items: shape.items, itemsFit: shape.itemsFit };
+  };
+  /** An item whose `index` is written as given: a number, or the raw text of a JSON value. */
+  const item = (index: number | string, rest = '"embedding":[0.5,-1]') => `{"object":"embedding","index":${index},${rest}}`;
+  const answer = (...items: string[]) => `{"object":"list","data":[${items.join(',')}],"model":"e","usage":{"prompt_tokens":2,"total_tokens":2}}`;
+
+  it('counts the items and checks their indexes cover 0..n-1 once each, in any order', () => {
+    expect(count(answer(item(0), item(1)), 2)).toEqual({ items: 2, itemsFit: true });
+    expect(count(answer(item(1), item(0)), 2)).toEqual({ items: 2, itemsFit: true });
+    expect(count(answer(item(0)), 2)).toEqual({ items: 1, itemsFit: true });
+    expect(count(answer(item(0), item(1), item(2)), 2)).toEqual({ items: 3, itemsFit: false });
+    // An item without an index is read by its position.
+    expect(count(answer('{"embedding":[1]}', '{"embedding":[2]}'), 2)).toEqual({ items: 2, itemsFit: true });
+    // The usage is read as without counting; the chat scan's answer has no count at all.
+    expect(scanJsonShape(b(answer(item(0))), 'data', 1)).toEqual({ usage: { prompt_tokens: 2, total_tokens: 2 }, items: 1, itemsFit: true });
+    expect(Object.keys(scanJsonShape(b(answer(item(0))), 'data')!)).toEqual(['usage']);
+  });
+
+  it('refuses an index repeated, out of range or not a plain integer', () => {
+    const bad: (number | string)[][] = [[0, 0], [0, 2], [1, 1], ['"0"', 1], [-1, 0], [0, '1.5'], [0, '1e0'], [0, '01x'], ['null', 0], ['{"a":1}', 1], ['[0]', 1], [0, '12345678901234567890']];
+    for (const indexes of bad) {
+      const text = answer(...indexes.map((x) => item(x)));
+      expect(count(text, 2), text).toEqual({ items: 2, itemsFit: false });
+    }
+  });
+
+  it('refuses an item that is not an object after the first', () => {
+    for (const rest of ['null', '5', '"x"', '[0.5]', 'true']) {
+      expect(count(answer(item(0), rest), 2)?.itemsFit, rest).toBe(false);
+    }
+  });
+
+  it('is not fooled by brackets, quotes and keys inside strings, or by nesting', () => {
+    const tricky = item(0, '"note":"a ] } [ { , \\"index\\": 7, \\\\","embedding":[0.5,-1]');
+    expect(count(answer(tricky, item(1)), 2)).toEqual({ items: 2, itemsFit: true });
+    // Nested arrays and objects, and `index` members deeper than an item's own, are not items or indexes.
+    const nested = item(1, '"embedding":[[1,2],[3,[4]]],"meta":{"index":9,"parts":[{"index":9},{"index":"x"}]}');
+    expect(count(answer(item(0), nested), 2)).toEqual({ items: 2, itemsFit: true });
+    // A value spelled "index" is no key.
+    expect(count(answer(item(0, '"kind":"index","embedding":"AAAA"')), 1)).toEqual({ items: 1, itemsFit: true });
+    // Only the top-level `data` is counted; of repeats, the last.
+    expect(count(`{"x":{"data":[{},{},{}]},"note":"\\"data\\":[{},{}]","data":[${item(0)}]}`, 1)).toEqual({ items: 1, itemsFit: true });
+    expect(count(`{"data":[${item(0)},${item(1)}],"data":[${item(0)}]}`, 1)).toEqual({ items: 1, itemsFit: true });
+  });
+
+  it('reads the same however the answer is spaced', () => {
+    const value = { object: 'list', data: [0, 1, 2].map((index) => ({ object: 'embedding', index, embedding: [0.5, -1, 'x"]'] })), usage: { prompt_tokens: 3 } };
+    for (const text of [JSON.stringify(value), `\r\n ${JSON.stringify(value, null, 4)} \n`, JSON.stringify(value, null, '\t')]) {
+      expect(count(text, 3), text).toEqual({ items: 3, itemsFit: true });
+      expect(count(text, 4), text).toEqual({ items: 3, itemsFit: true });
+      expect(count(text, 2), text).toEqual({ items: 3, itemsFit: false }); // index 2 is out of range for 2
+    }
+    expect(count('{"data" :\n[ {"index" : 0 } ,\n\t{ "index"\n:\n1} ] }', 2)).toEqual({ items: 2, itemsFit: true });
+  });
+
+  it('still refuses what is not a whole answer with items', () => {
+    for (const text of ['{"data":[]}', '{"data":[ ]}', '{"data":[null]}', '{"data":{}}', answer(item(0)).slice(0, -1), '{"data":[{"index":0]}']) {
+      expect(scanJsonShape(b(text), 'data', 1), text).toBeUndefined();
+    }
+  });
+});

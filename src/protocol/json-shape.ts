@@ -17,15 +17,31 @@
  * and its top level has `field` holding an array whose first item is an
  * object. Bytes inside that framing (a misspelled literal, a bad number) are
  * not checked; a truncated, HTML, empty or error-shaped answer is.
+ *
+ * Asked how many items to expect (embeddings: one vector per input), the same
+ * pass also counts the array's items and reads each one's `index`: a client
+ * pairs vectors with its inputs by position or by index, so an answer short of
+ * a vector, or with an index repeated or out of range, would pair them wrongly.
+ * The count costs the chat scan a test of a flag that stays false at each
+ * bracket and nested key: the work happens inside the counted array only.
  */
 import type { Usage } from './openai.js';
 
 export interface JsonShape {
   /** The counts of the top-level `usage` member; null when absent or not an object. */
   usage: Usage | null;
+  /** Only when items were expected: the items of `field`'s array that are objects (all its items when `itemsFit`). */
+  items?: number;
+  /**
+   * Only when items were expected: every item is an object, and every `index` member one
+   * of them carries is a distinct integer below the expected count. An item without an
+   * `index` is read by its position, as clients read it.
+   */
+  itemsFit?: boolean;
 }
 
 const QUOTE = 0x22;
+const COMMA = 0x2c;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
 const OPEN_OBJ = 0x7b;
@@ -78,9 +94,10 @@ function opensObject(b: Uint8Array, i: number): boolean {
 /**
  * Checks `b` is a JSON object whose top level has `field` as an array that
  * starts with an object, and returns its usage; undefined when it is not (the
- * caller's malformed answer).
+ * caller's malformed answer). With `expected`, also how many items the array
+ * holds and whether they fit (JsonShape).
  */
-export function scanJsonShape(b: Uint8Array, field: string): JsonShape | undefined {
+export function scanJsonShape(b: Uint8Array, field: string, expected?: number): JsonShape | undefined {
   const n = b.length;
   // A UTF-8 byte order mark is allowed, as a decoder would drop it.
   let i = b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? 3 : 0;
@@ -90,6 +107,11 @@ export function scanJsonShape(b: Uint8Array, field: string): JsonShape | undefin
   let hasField = false;
   let usageFrom = -1;
   let usageTo = -1;
+  // Counting only (never set on the chat path): inside `field`'s array, its items at depth 2.
+  let inField = false;
+  let items = 0;
+  let fit = true;
+  let seen: Uint8Array | undefined;
   for (; i < n; i++) {
     const c = b[i]!;
     if (c === QUOTE) {
@@ -104,30 +126,82 @@ export function scanJsonShape(b: Uint8Array, field: string): JsonShape | undefin
           j++;
           while (j < n && isWs(b[j]!)) j++;
           // A repeated member counts as JSON.parse would read it: the last one wins.
-          if (key === 1) hasField = b[j] === OPEN_ARR && opensObject(b, j + 1);
-          else if (key === 2) {
+          if (key === 1) {
+            hasField = b[j] === OPEN_ARR && opensObject(b, j + 1);
+            if (expected !== undefined) {
+              inField = hasField;
+              items = 0;
+              fit = true;
+              seen = new Uint8Array(expected);
+            }
+          } else if (key === 2) {
             usageFrom = b[j] === OPEN_OBJ ? j : -1;
             usageTo = -1;
           }
           i = j - 1; // the value is scanned next
           continue;
         }
+      } else if (inField && depth === 3 && keyIs(b, i + 1, end, 'index')) {
+        // An item's `index` member (a value spelled "index" is followed by no colon).
+        let j = end + 1;
+        while (j < n && isWs(b[j]!)) j++;
+        if (b[j] === COLON) {
+          j = indexAfter(b, j + 1, seen!);
+          if (j !== -1) {
+            i = j - 1;
+            continue;
+          }
+          fit = false; // and the value is scanned on as any value is
+        }
       }
       i = end;
     } else if (c === OPEN_OBJ || c === OPEN_ARR) {
       if (depth === MAX_DEPTH) return undefined;
+      // The array's first item is an object (hasField says so); each after one is checked at its close.
+      if (inField && depth === 2) items++;
       closers[depth++] = c === OPEN_OBJ ? CLOSE_OBJ : CLOSE_ARR;
     } else if (c === CLOSE_OBJ || c === CLOSE_ARR) {
       if (depth === 0 || closers[--depth] !== c) return undefined;
+      if (inField) {
+        if (depth === 1) inField = false;
+        else if (depth === 2 && !nextItemIsObject(b, i + 1)) fit = false;
+      }
       if (depth === 1 && usageFrom !== -1 && usageTo === -1) usageTo = i + 1;
       if (depth === 0) {
         for (let j = i + 1; j < n; j++) if (!isWs(b[j]!)) return undefined;
         if (!hasField) return undefined;
-        return { usage: usageOf(b, usageFrom, usageTo) };
+        if (expected === undefined) return { usage: usageOf(b, usageFrom, usageTo) };
+        return { usage: usageOf(b, usageFrom, usageTo), items, itemsFit: fit };
       }
     }
   }
   return undefined; // never closed: truncated
+}
+
+/**
+ * After an item of the counted array closes at `i`: true when the array ends there or its
+ * next item is an object too (a null, a number or a string among the vectors is no vector).
+ */
+function nextItemIsObject(b: Uint8Array, i: number): boolean {
+  while (i < b.length && isWs(b[i]!)) i++;
+  if (b[i] !== COMMA) return true;
+  return opensObject(b, i + 1);
+}
+
+/**
+ * Reads the `index` value starting at `i` (after whitespace) and marks it in `seen`; returns
+ * the offset just after it, or -1 when it is not a plain integer below `seen.length` or was
+ * seen before.
+ */
+function indexAfter(b: Uint8Array, i: number, seen: Uint8Array): number {
+  while (i < b.length && isWs(b[i]!)) i++;
+  const start = i;
+  let v = 0;
+  for (; b[i]! >= 0x30 && b[i]! <= 0x39; i++) if ((v = v * 10 + (b[i]! - 0x30)) >= seen.length) return -1;
+  const after = b[i];
+  if (i === start || !(after === COMMA || after === CLOSE_OBJ || isWs(after!)) || seen[v] === 1) return -1;
+  seen[v] = 1;
+  return i;
 }
 
 /**
