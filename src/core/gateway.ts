@@ -16,6 +16,7 @@ import type {
 } from '../protocol/openai.js';
 import { checkedUsage } from '../protocol/token-count.js';
 import { validateChatRequest, validateEmbeddingsRequest } from '../protocol/validate.js';
+import { embeddingInputCount } from '../protocol/embedding-inputs.js';
 import { ADAPTERS } from '../providers/registry.js';
 import type { AdapterFactory, AttemptContext, ProviderAdapter } from '../providers/types.js';
 import { EventBus } from '../observability/events.js';
@@ -273,8 +274,7 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
    * Undefined when every attempt is one call.
    */
   function embeddingCalls(req: EmbeddingsRequest): ((d: Deployment) => number) | undefined {
-    const input = req.input;
-    const texts = Array.isArray(input) && typeof input[0] !== 'number' ? input.length : 1;
+    const texts = embeddingInputCount(req.input);
     if (texts <= 1) return undefined;
     return (d) => {
       const batch = adapters.get(d.provider.id)!.embeddingBatch;

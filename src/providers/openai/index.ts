@@ -26,6 +26,8 @@ import { tokenCount } from '../../protocol/token-count.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { splicedBody } from '../../protocol/raw-body.js';
 import { checkedVectors, float32Base64 } from '../../protocol/embedding-base64.js';
+import { embeddingInputCount } from '../../protocol/embedding-inputs.js';
+import { embeddingCountError, embeddingIndexError } from '../embedding-count.js';
 import { apiKeyHeader } from '../api-key-header.js';
 
 export interface OpenAICompatibleOptions {
@@ -97,8 +99,9 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
 
   embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
     try {
+      const inputs = embeddingInputCount(req.input);
       const read = req.encoding_format === 'base64' ? readBase64EmbeddingsAnswer : readEmbeddingsAnswer;
-      return this.http.postRead(this.opts.embeddingsPath(ctx.model) + this.query, bodyWithModel(req, ctx.model), ctx.signal, read);
+      return this.http.postRead(this.opts.embeddingsPath(ctx.model) + this.query, bodyWithModel(req, ctx.model), ctx.signal, (raw, headers) => read(raw, headers, inputs));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -135,7 +138,8 @@ export function bodyWithModel(req: { model: string }, model: string): string | U
  * A 2xx answer forwarded as its bytes. Its shape is checked and its usage read
  * at once (json-shape.ts: a malformed answer fails the attempt, so the executor
  * can fail over); the full object is parsed only if somebody reads `response`
- * (the in-process API), never on the server's path.
+ * (the in-process API), never on the server's path. With `inputs` (embeddings)
+ * the same scan checks the answer holds one vector per input, each index once.
  */
 export class ForwardedAnswer<T> {
   readonly usage: Usage | null;
@@ -145,11 +149,14 @@ export class ForwardedAnswer<T> {
     readonly raw: Uint8Array,
     readonly headers: UpstreamHeaders,
     field: string,
+    inputs?: number,
   ) {
-    const shape = scanJsonShape(raw, field);
+    const shape = scanJsonShape(raw, field, inputs);
     if (shape === undefined) {
       throw errorAnswerOf(raw, headers) ?? new UpstreamError({ category: 'server', message: `upstream sent a malformed answer (not a JSON object with a "${field}" array)` });
     }
+    if (inputs !== undefined && shape.items !== inputs) throw embeddingCountError('upstream', shape.items!, inputs);
+    if (inputs !== undefined && !shape.itemsFit) throw embeddingIndexError('upstream', inputs);
     this.usage = shape.usage;
   }
 
@@ -184,7 +191,7 @@ function readChatAnswer(raw: Uint8Array, headers: UpstreamHeaders): ForwardedAns
   if (u === null || tokenCount(u.prompt_tokens) === undefined || tokenCount(u.completion_tokens) === undefined) void answer.response;
   return answer;
 }
-const readEmbeddingsAnswer = (raw: Uint8Array, headers: UpstreamHeaders) => new ForwardedAnswer<EmbeddingsResponse>(raw, headers, 'data');
+const readEmbeddingsAnswer = (raw: Uint8Array, headers: UpstreamHeaders, inputs: number) => new ForwardedAnswer<EmbeddingsResponse>(raw, headers, 'data', inputs);
 
 /** `"embedding"` as a key whose value is an array: `"embedding": [`. */
 function hasFloatVector(raw: Uint8Array): boolean {
@@ -209,8 +216,8 @@ function hasFloatVector(raw: Uint8Array): boolean {
  * encoded here as OpenAI encodes them (little-endian float32); a base64 answer
  * is forwarded untouched.
  */
-function readBase64EmbeddingsAnswer(raw: Uint8Array, headers: UpstreamHeaders): EmbeddingsResult {
-  const answer = readEmbeddingsAnswer(raw, headers);
+function readBase64EmbeddingsAnswer(raw: Uint8Array, headers: UpstreamHeaders, inputs: number): EmbeddingsResult {
+  const answer = readEmbeddingsAnswer(raw, headers, inputs);
   if (!hasFloatVector(raw)) return answer;
   const parsed = answer.response;
   const data = parsed.data.map((e, i) => {
