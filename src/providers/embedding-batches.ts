@@ -16,6 +16,7 @@ import { Cancellation, type Signal } from '../core/signal.js';
 import type { EmbeddingsResponse } from '../protocol/openai.js';
 import { isUpstreamError } from '../resilience/upstream-error.js';
 import type { EmbeddingsResult } from './types.js';
+import { embeddingCountError } from './embedding-count.js';
 
 /** Calls out at once for one request: enough for speed, few enough to be polite to the provider. */
 const CONCURRENCY = 4;
@@ -64,6 +65,12 @@ export async function embedInBatches(
   for (const { response } of answers) {
     tokens += response.usage.prompt_tokens;
     for (const e of response.data) data.push({ ...e, index: data.length });
+  }
+  // Each call's adapter checks its own count; the sum is checked too, as vectors are paired by position.
+  if (data.length !== texts.length) {
+    const err = embeddingCountError('upstream', data.length, texts.length);
+    err.reachedUpstream = true;
+    throw err;
   }
   // The last answer's headers: the freshest word on the provider's remaining limits.
   return { response: { object: 'list', data, model: first.model, usage: { prompt_tokens: tokens, total_tokens: tokens } }, headers: answers[answers.length - 1]!.headers };

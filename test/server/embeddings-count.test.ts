@@ -6,12 +6,14 @@
  * and the request fails over; with no candidate left the client gets the
  * gateway's 503, never the upstream's answer. Over loopback, for an
  * OpenAI-format upstream (its answer forwarded as bytes, counted in the shape
- * scan).
+ * scan) and for the batched native adapters.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerResponse } from 'node:http';
 import { startRawUpstream, type RawHit } from '../helpers/raw-upstream.js';
 import { startCostPair, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startCohereServer } from '../servers/cohere-server.js';
+import { startGeminiServer } from '../servers/gemini-server.js';
 import { createOpenAIAdapter } from '../../src/providers/openai/index.js';
 import type { ProviderConfig } from '../../src/config/types.js';
 import type { TraceRecord } from '../../src/observability/events.js';
@@ -131,5 +133,65 @@ describe('an OpenAI-format embeddings answer that does not carry one vector per 
     const ctx = { signal: new AbortController().signal, model: 'e', requestId: 'r1' };
     await expect(adapter.embeddings!({ model: 'e', input: ['a', 'b', 'c'] }, ctx)).rejects.toMatchObject({ category: 'server', message: 'upstream answered 2 embeddings for 3 inputs' });
     await expect(adapter.embeddings!({ model: 'e', input: ['a', 'b'] }, ctx)).rejects.toMatchObject({ category: 'server', message: 'upstream answered 2 embeddings whose indexes are not 0..1 once each' });
+  });
+});
+
+describe('a native embeddings answer short of a vector, in a batched request', () => {
+  const texts = (n: number) => Array.from({ length: n }, (_, i) => `t${i}`);
+
+  /** Alias `e` over `first` then `second` (cheapest first), no retries. */
+  async function gatewayOver(type: 'cohere' | 'gemini', first: string, second: string): Promise<{ gw: TestGateway; traces: TraceRecord[] }> {
+    const gw = await startGateway({
+      resilience: { maxRetries: 0 },
+      providers: [
+        { id: 'first', type, baseUrl: first },
+        { id: 'second', type, baseUrl: second },
+      ],
+      models: [
+        {
+          name: 'e',
+          strategy: 'cost',
+          deployments: [
+            { provider: 'first', model: 'm1', price: { input: 1, output: 1 } },
+            { provider: 'second', model: 'm2', price: { input: 2, output: 2 } },
+          ],
+        },
+      ],
+    });
+    open.push(gw);
+    const traces: TraceRecord[] = [];
+    gw.gateway.bus.on('request', (t) => traces.push(t));
+    return { gw, traces };
+  }
+
+  it('Cohere (96 texts a call): one call answered short fails the attempt over', async () => {
+    const [first, second] = [await startCohereServer(), await startCohereServer()];
+    open.push(first, second);
+    // Whichever of its three calls comes first is answered with one vector.
+    first.enqueue({ kind: 'embed', vectors: [[0.5, 0.25]] });
+    const { gw, traces } = await gatewayOver('cohere', first.url, second.url);
+    const res = await fetch(`${gw.baseURL}/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'e', input: texts(200) }) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-switchyard-deployment')).toBe('second/m2');
+    expect(((await res.json()) as { data: unknown[] }).data).toHaveLength(200);
+    expect(traces[0]!.attempts.map((a) => [a.provider, a.errorType])).toEqual([
+      ['first', 'server'],
+      ['second', null],
+    ]);
+  });
+
+  it('Gemini (100 texts a call): one call answered short fails the attempt over', async () => {
+    const [first, second] = [await startGeminiServer(), await startGeminiServer()];
+    open.push(first, second);
+    first.enqueue({ kind: 'embeddings', omit: 1 });
+    const { gw, traces } = await gatewayOver('gemini', first.url, second.url);
+    const res = await fetch(`${gw.baseURL}/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'e', input: texts(250) }) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-switchyard-deployment')).toBe('second/m2');
+    expect(((await res.json()) as { data: unknown[] }).data).toHaveLength(250);
+    expect(traces[0]!.attempts.map((a) => [a.provider, a.errorType])).toEqual([
+      ['first', 'server'],
+      ['second', null],
+    ]);
   });
 });

@@ -49,7 +49,8 @@ export type GeminiReply =
   | { kind: 'cut'; text: string[] }
   /** Exact bodies: `response` answers a buffered call, `events` a stream (`end: 'cut'` destroys the socket after them). */
   | { kind: 'raw'; response?: unknown; events?: unknown[]; end?: 'close' | 'cut' }
-  | { kind: 'embeddings'; vectors: number[][] };
+  /** Embeddings: the scripted `vectors` first; a faulty service's answer short of its last `omit`. */
+  | { kind: 'embeddings'; vectors?: number[][]; omit?: number };
 
 export interface GeminiServerOptions {
   /** When set, requests must carry it (`x-goog-api-key` or `?key=`), as the real API demands. */
@@ -399,10 +400,11 @@ export async function startGeminiServer(opts: GeminiServerOptions = {}): Promise
         throw new BadRequest(`Invalid value at 'requests[${i}].task_type' (type.googleapis.com/google.ai.generativelanguage.v1beta.TaskType), ${JSON.stringify(item.taskType)}`);
       }
       const dims = typeof item.outputDimensionality === 'number' ? item.outputDimensionality : 8;
-      return reply?.kind === 'embeddings' ? (reply.vectors[i] ?? vectorFor(text, dims)) : vectorFor(text, dims);
+      return (reply?.kind === 'embeddings' ? reply.vectors?.[i] : undefined) ?? vectorFor(text, dims);
     });
     if (action === 'embedContent') return send(res, 200, { embedding: { values: vectors[0] } });
-    send(res, 200, { embeddings: vectors.map((values) => ({ values })) });
+    const omit = reply?.kind === 'embeddings' ? (reply.omit ?? 0) : 0;
+    send(res, 200, { embeddings: vectors.slice(0, vectors.length - omit).map((values) => ({ values })) });
   };
 
   return startScriptedServer(handle, (res, err) => {

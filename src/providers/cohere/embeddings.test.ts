@@ -50,6 +50,10 @@ describe('OpenAI embeddings ⇄ Cohere /v2/embed', () => {
     }
   });
 
+  it('says a wrong count in counts', () => {
+    expect(() => fromCohereEmbed({ embeddings: { float: [[0.1]] } }, 'm', undefined, 2)).toThrow(expect.objectContaining({ category: 'server', message: 'cohere answered 1 embeddings for 2 inputs' }));
+  });
+
   it('reads only a count as the token usage', () => {
     expect(fromCohereEmbed({ embeddings: { float: [[1]] }, meta: { billed_units: { input_tokens: '4' } } }, 'm', undefined, 1).usage).toEqual({ prompt_tokens: 0, total_tokens: 0 });
     expect(fromCohereEmbed({ embeddings: { float: [[1]] }, meta: { billed_units: { input_tokens: -1 }, tokens: { input_tokens: 3 } } }, 'm', undefined, 1).usage).toEqual({ prompt_tokens: 3, total_tokens: 3 });

@@ -10,6 +10,7 @@ import type { CohereEmbedRequest, CohereEmbedResponse } from './wire.js';
 import { checkedVectors, float32Base64 } from '../../protocol/embedding-base64.js';
 import { tokenCount } from '../../protocol/token-count.js';
 import { inputTypeOf } from '../embedding-input-type.js';
+import { embeddingCountError } from '../embedding-count.js';
 
 const FLOAT: ['float'] = ['float'];
 
@@ -27,7 +28,9 @@ export function toCohereEmbed(req: EmbeddingsRequest, model: string): CohereEmbe
 
 /** `inputs`: how many texts were sent (one vector each must come back). */
 export function fromCohereEmbed(value: unknown, model: string, encoding: EmbeddingsRequest['encoding_format'], inputs: number): EmbeddingsResponse {
-  const vectors = checkedVectors((value as CohereEmbedResponse | null)?.embeddings?.float, inputs);
+  const float = (value as CohereEmbedResponse | null)?.embeddings?.float;
+  if (Array.isArray(float) && float.length !== inputs) throw embeddingCountError('cohere', float.length, inputs);
+  const vectors = checkedVectors(float, inputs);
   if (vectors === undefined) {
     throw new UpstreamError({ category: 'server', message: `cohere sent an embed response without ${inputs} float embeddings` });
   }

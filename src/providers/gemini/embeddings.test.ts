@@ -53,8 +53,10 @@ describe('gemini embeddings conversion', () => {
     expect(estimateTokens(['12345'])).toBe(2);
   });
 
-  it('a count mismatch is the upstream’s fault (server)', () => {
+  it('a count mismatch is the upstream’s fault (server), said in counts', () => {
     expect(() => fromBatchEmbedResponse({}, ['a'], 'm', undefined)).toThrow(UpstreamError);
+    const short = { embeddings: [{ values: [0.5] }] };
+    expect(() => fromBatchEmbedResponse(short, ['a', 'b'], 'm', undefined)).toThrow(expect.objectContaining({ category: 'server', message: 'gemini answered 1 embeddings for 2 inputs' }));
   });
 });
 

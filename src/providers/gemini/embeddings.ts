@@ -11,6 +11,7 @@ import type { BatchEmbedContentsRequest, BatchEmbedContentsResponse, GeminiTaskT
 import type { InputType } from '../embedding-input-type.js';
 import { checkedVectors, float32Base64 } from '../../protocol/embedding-base64.js';
 import { tokenCount } from '../../protocol/token-count.js';
+import { embeddingCountError } from '../embedding-count.js';
 
 /** The texts of an embeddings request; token arrays have no Gemini equivalent. */
 export function embeddingTexts(req: EmbeddingsRequest): string[] {
@@ -56,6 +57,7 @@ export function fromBatchEmbedResponse(
   encoding: EmbeddingsRequest['encoding_format'],
 ): EmbeddingsResponse {
   const list: unknown[] = Array.isArray(body.embeddings) ? body.embeddings : [];
+  if (list.length !== texts.length) throw embeddingCountError('gemini', list.length, texts.length);
   // Checked as Cohere's and Ollama's are: an entry without a vector of finite numbers is a
   // malformed answer (failed over), never an empty or null-filled vector sent with a 200.
   const vectors = checkedVectors(

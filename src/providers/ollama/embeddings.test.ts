@@ -30,6 +30,10 @@ describe('OpenAI embeddings ⇄ Ollama /api/embed', () => {
     expect([bytes.readFloatLE(0), bytes.readFloatLE(4)]).toEqual([1.5, -2]);
   });
 
+  it('says a wrong count in counts', () => {
+    expect(() => fromOllamaEmbed({ embeddings: [[0.1], [0.2], [0.3]] }, 'm', 'float', 2)).toThrow(expect.objectContaining({ category: 'server', message: 'ollama answered 3 embeddings for 2 inputs' }));
+  });
+
   it('treats a vector that is not numbers, or a count that does not match the inputs, as the upstream failing', () => {
     for (const encoding of ['float', 'base64'] as const) {
       for (const embeddings of [[null], [[0.1, 'x']], [5], [{ length: 1e10 }], [], [[0.1], [0.2]]]) {

@@ -8,6 +8,7 @@ import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { OllamaEmbedRequest, OllamaEmbedResponse } from './wire.js';
 import { checkedVectors, float32Base64 } from '../../protocol/embedding-base64.js';
 import { tokenCount } from '../../protocol/token-count.js';
+import { embeddingCountError } from '../embedding-count.js';
 
 export function toOllamaEmbed(req: EmbeddingsRequest, model: string): OllamaEmbedRequest {
   const input = req.input;
@@ -21,7 +22,9 @@ export function toOllamaEmbed(req: EmbeddingsRequest, model: string): OllamaEmbe
 
 /** `inputs`: how many texts were sent (one vector each must come back). */
 export function fromOllamaEmbed(value: unknown, model: string, encoding: EmbeddingsRequest['encoding_format'], inputs: number): EmbeddingsResponse {
-  const vectors = checkedVectors((value as OllamaEmbedResponse | null)?.embeddings, inputs);
+  const list = (value as OllamaEmbedResponse | null)?.embeddings;
+  if (Array.isArray(list) && list.length !== inputs) throw embeddingCountError('ollama', list.length, inputs);
+  const vectors = checkedVectors(list, inputs);
   if (vectors === undefined) {
     throw new UpstreamError({ category: 'server', message: `ollama sent an embed response without ${inputs} embeddings` });
   }
