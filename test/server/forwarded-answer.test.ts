@@ -4,6 +4,7 @@
  * gateway building the object — but an answer that is not a whole JSON object
  * with its `choices` (embeddings: `data`) array fails the attempt, so the request fails over.
  */
+import { isUtf8 } from 'node:buffer';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRawUpstream } from '../helpers/raw-upstream.js';
 import { startCostPair, startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -18,7 +19,7 @@ afterEach(async () => {
 });
 
 /** Provider `bad` answers 200 with `badBody`; provider `good` with GOOD. */
-async function setup(badBody: string): Promise<{ gw: TestGateway; traces: TraceRecord[]; hits: () => number }> {
+async function setup(badBody: string | Buffer): Promise<{ gw: TestGateway; traces: TraceRecord[]; hits: () => number }> {
   const bad = await startRawUpstream((res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(badBody);
@@ -46,6 +47,22 @@ describe('a forwarded 2xx answer', () => {
     expect(res.headers.get('x-switchyard-deployment')).toBe('bad/m1');
     expect(traces[0]!.usage).toEqual({ promptTokens: 5, completionTokens: 2 });
     expect(traces[0]!.costUsd).toBeCloseTo((5 * 1 + 2 * 1) / 1e6, 12);
+  });
+
+  it('with bytes that are not UTF-8 goes out as UTF-8, each broken character replaced as a decoder would', async () => {
+    // "caf\xc3" + "\xa9\xa9": a character cut in two and a stray continuation byte.
+    const broken = Buffer.concat([Buffer.from(GOOD.slice(0, GOOD.indexOf('fine'))), Buffer.from([0x63, 0x61, 0x66, 0xc3, 0x20, 0xa9]), Buffer.from(GOOD.slice(GOOD.indexOf('fine')))]);
+    expect(isUtf8(broken)).toBe(false);
+    const { gw, traces, hits } = await setup(broken);
+    const res = await ask(gw);
+    expect(res.status).toBe(200);
+    const bytes = Buffer.from(await res.arrayBuffer());
+    expect(isUtf8(bytes)).toBe(true);
+    expect(Number(res.headers.get('content-length'))).toBe(bytes.length);
+    const body = JSON.parse(bytes.toString('utf8')) as { choices: { message: { content: string } }[] };
+    expect(body.choices[0]!.message.content).toBe('caf\ufffd \ufffdfine "ok" }');
+    expect(hits()).toBe(0);
+    expect(traces[0]!.usage).toEqual({ promptTokens: 5, completionTokens: 2 });
   });
 
   it('with a UTF-8 byte order mark is still a whole answer: forwarded as sent, not failed over', async () => {
