@@ -29,6 +29,8 @@ describe('chatRequirements', () => {
   it.each<[string, Partial<ChatRequest>, Capability[]]>([
     ['tools', { tools: [{ type: 'function', function: { name: 'f' } }] }, ['tools']],
     ['an empty tools array needs no tools', { tools: [] }, []],
+    ['legacy functions', { functions: [{ name: 'f' }], function_call: 'auto' }, ['tools']],
+    ['an empty functions array needs no tools', { functions: [] }, []],
     ['an image part', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:,' } }] }] }, ['vision']],
     ['json_object', { response_format: { type: 'json_object' } }, ['json']],
     ['json_schema', { response_format: { type: 'json_schema', json_schema: { name: 's' } } }, ['json']],
@@ -78,6 +80,11 @@ describe('chatRequirements', () => {
     const r = chatRequirements(req);
     expect(r.promptChars).toBe(chars);
     expect(r.estimatedTokens).toBe(Math.ceil(chars / 4) + 2 * 4 + 7);
+  });
+
+  it('counts legacy functions as prompt, as tools are', () => {
+    const functions = [{ name: 'lookup', description: 'Look it up', parameters: { type: 'object' } }];
+    expect(chatRequirements(chat({ functions })).promptChars).toBe(2 + JSON.stringify(functions).length);
   });
 
   it('embeddings need the embeddings capability only', () => {

@@ -35,6 +35,11 @@ export function chatRequirements(req: ChatRequest): Requirements {
   if (req.tools && req.tools.length > 0) {
     needs.push('tools');
     chars += JSON.stringify(req.tools).length;
+  } else if (Array.isArray(req.functions) && req.functions.length > 0) {
+    // Legacy functions are tools all the same (native adapters send them as tools): a deployment
+    // declared without tools is no place for them, and their schemas count toward the prompt.
+    needs.push('tools');
+    chars += JSON.stringify(req.functions).length;
   }
   if (images > 0) needs.push('vision');
   const rf = req.response_format?.type;
