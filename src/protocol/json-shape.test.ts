@@ -109,6 +109,10 @@ describe('scanJsonShape counting the items of its array', () => {
     expect(count(answer(item(0), item(1), item(2)), 2)).toEqual({ items: 3, itemsFit: false });
     // An item without an index is read by its position.
     expect(count(answer('{"embedding":[1]}', '{"embedding":[2]}'), 2)).toEqual({ items: 2, itemsFit: true });
+    expect(count(answer('{"embedding":[1]}', item(1)), 2)).toEqual({ items: 2, itemsFit: true });
+    // ... so an index naming its position elsewhere, before or after it, is a repeat.
+    expect(count(answer(item(1), '{"embedding":[2]}'), 2)).toEqual({ items: 2, itemsFit: false });
+    expect(count(answer('{"embedding":[1]}', item(0)), 2)).toEqual({ items: 2, itemsFit: false });
     // The usage is read as without counting; the chat scan's answer has no count at all.
     expect(scanJsonShape(b(answer(item(0))), 'data', 1)).toEqual({ usage: { prompt_tokens: 2, total_tokens: 2 }, items: 1, itemsFit: true });
     expect(Object.keys(scanJsonShape(b(answer(item(0))), 'data')!)).toEqual(['usage']);

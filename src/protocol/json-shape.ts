@@ -112,6 +112,7 @@ export function scanJsonShape(b: Uint8Array, field: string, expected?: number): 
   let items = 0;
   let fit = true;
   let seen: Uint8Array | undefined;
+  let indexed = false; // the item being scanned carried its `index`
   for (; i < n; i++) {
     const c = b[i]!;
     if (c === QUOTE) {
@@ -148,6 +149,7 @@ export function scanJsonShape(b: Uint8Array, field: string, expected?: number): 
         if (b[j] === COLON) {
           j = indexAfter(b, j + 1, seen!);
           if (j !== -1) {
+            indexed = true;
             i = j - 1;
             continue;
           }
@@ -158,13 +160,25 @@ export function scanJsonShape(b: Uint8Array, field: string, expected?: number): 
     } else if (c === OPEN_OBJ || c === OPEN_ARR) {
       if (depth === MAX_DEPTH) return undefined;
       // The array's first item is an object (hasField says so); each after one is checked at its close.
-      if (inField && depth === 2) items++;
+      if (inField && depth === 2) {
+        items++;
+        indexed = false;
+      }
       closers[depth++] = c === OPEN_OBJ ? CLOSE_OBJ : CLOSE_ARR;
     } else if (c === CLOSE_OBJ || c === CLOSE_ARR) {
       if (depth === 0 || closers[--depth] !== c) return undefined;
       if (inField) {
         if (depth === 1) inField = false;
-        else if (depth === 2 && !nextItemIsObject(b, i + 1)) fit = false;
+        else if (depth === 2) {
+          // An item without an `index` is read by its position: that slot is taken too, so an
+          // index elsewhere naming it (before or after) is a repeat.
+          if (!indexed) {
+            const at = items - 1;
+            if (at >= seen!.length || seen![at] === 1) fit = false;
+            else seen![at] = 1;
+          }
+          if (!nextItemIsObject(b, i + 1)) fit = false;
+        }
       }
       if (depth === 1 && usageFrom !== -1 && usageTo === -1) usageTo = i + 1;
       if (depth === 0) {
