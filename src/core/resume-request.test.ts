@@ -34,4 +34,10 @@ describe('resumeRequest', () => {
     const out = resumeRequest({ ...base, messages: [...base.messages, called] }, 'Hel', 1);
     expect(out.messages.slice(1)).toEqual([called, { role: 'assistant', content: 'Hel' }]);
   });
+
+  it('so is one that made a legacy function_call', () => {
+    const called = { role: 'assistant' as const, content: null, function_call: { name: 'f', arguments: '{}' } };
+    const out = resumeRequest({ ...base, messages: [...base.messages, called] }, 'Hel', 1);
+    expect(out.messages.slice(1)).toEqual([called, { role: 'assistant', content: 'Hel' }]);
+  });
 });

@@ -30,7 +30,8 @@ export function resumeRequest(req: ChatRequest, delivered: string, spentTokens: 
  */
 function withPrefill(messages: ChatMessage[], delivered: string): ChatMessage[] {
   const last = messages[messages.length - 1];
-  const own = last !== undefined && last.role === 'assistant' && !(last.tool_calls?.length) ? textOf(last.content) : undefined;
+  // A turn that called a tool (or a legacy function) is no prefill: the text would join the call.
+  const own = last !== undefined && last.role === 'assistant' && !(last.tool_calls?.length) && last.function_call == null ? textOf(last.content) : undefined;
   if (own === undefined) return [...messages, { role: 'assistant', content: delivered }];
   return [...messages.slice(0, -1), { ...last!, content: own + delivered }];
 }
