@@ -111,7 +111,12 @@ export function scanJsonShape(b: Uint8Array, field: string, expected?: number): 
   let inField = false;
   let items = 0;
   let fit = true;
-  let seen: Uint8Array | undefined;
+  // Which indexes the current `field` array has named: slot v holds `gen` when it has. One
+  // array a scan, a new generation for each repeat of the member: a hostile answer of
+  // millions of `"data":[{}]` members allocated and zeroed one each, and blocked the event
+  // loop for seconds.
+  let seen: Uint32Array | undefined;
+  let gen = 0;
   let indexed = false; // the item being scanned carried its `index`
   for (; i < n; i++) {
     const c = b[i]!;
@@ -133,7 +138,8 @@ export function scanJsonShape(b: Uint8Array, field: string, expected?: number): 
               inField = hasField;
               items = 0;
               fit = true;
-              seen = new Uint8Array(expected);
+              seen ??= new Uint32Array(expected);
+              gen++;
             }
           } else if (key === 2) {
             usageFrom = b[j] === OPEN_OBJ ? j : -1;
@@ -147,7 +153,7 @@ export function scanJsonShape(b: Uint8Array, field: string, expected?: number): 
         let j = end + 1;
         while (j < n && isWs(b[j]!)) j++;
         if (b[j] === COLON) {
-          j = indexAfter(b, j + 1, seen!);
+          j = indexAfter(b, j + 1, seen!, gen);
           if (j !== -1) {
             indexed = true;
             i = j - 1;
@@ -174,8 +180,8 @@ export function scanJsonShape(b: Uint8Array, field: string, expected?: number): 
           // index elsewhere naming it (before or after) is a repeat.
           if (!indexed) {
             const at = items - 1;
-            if (at >= seen!.length || seen![at] === 1) fit = false;
-            else seen![at] = 1;
+            if (at >= seen!.length || seen![at] === gen) fit = false;
+            else seen![at] = gen;
           }
           if (!nextItemIsObject(b, i + 1)) fit = false;
         }
@@ -203,18 +209,18 @@ function nextItemIsObject(b: Uint8Array, i: number): boolean {
 }
 
 /**
- * Reads the `index` value starting at `i` (after whitespace) and marks it in `seen`; returns
- * the offset just after it, or -1 when it is not a plain integer below `seen.length` or was
- * seen before.
+ * Reads the `index` value starting at `i` (after whitespace) and marks it in `seen` (as `gen`);
+ * returns the offset just after it, or -1 when it is not a plain integer below `seen.length` or
+ * was seen before.
  */
-function indexAfter(b: Uint8Array, i: number, seen: Uint8Array): number {
+function indexAfter(b: Uint8Array, i: number, seen: Uint32Array, gen: number): number {
   while (i < b.length && isWs(b[i]!)) i++;
   const start = i;
   let v = 0;
   for (; b[i]! >= 0x30 && b[i]! <= 0x39; i++) if ((v = v * 10 + (b[i]! - 0x30)) >= seen.length) return -1;
   const after = b[i];
-  if (i === start || !(after === COMMA || after === CLOSE_OBJ || isWs(after!)) || seen[v] === 1) return -1;
-  seen[v] = 1;
+  if (i === start || !(after === COMMA || after === CLOSE_OBJ || isWs(after!)) || seen[v] === gen) return -1;
+  seen[v] = gen;
   return i;
 }
 
