@@ -155,15 +155,6 @@ describe('scanJsonShape counting the items of its array', () => {
     expect(count('{"data" :\n[ {"index" : 0 } ,\n\t{ "index"\n:\n1} ] }', 2)).toEqual({ items: 2, itemsFit: true });
   });
 
-  it('costs the answer\'s length however often it repeats its array (a hostile upstream)', () => {
-    // 24 MB of `"data":[{}],` against the largest request (2,048 inputs): the last one wins, as ever.
-    const bytes = b(`{${'"data":[{}],'.repeat(2_000_000)}"object":"list"}`);
-    const started = performance.now();
-    expect(scanJsonShape(bytes, 'data', 2048)).toEqual({ usage: null, items: 1, itemsFit: true });
-    // Linear: well under 100 ms; a fresh array of 2,048 slots for each repeat took seconds.
-    expect(performance.now() - started).toBeLessThan(1000);
-  });
-
   it('still refuses what is not a whole answer with items', () => {
     for (const text of ['{"data":[]}', '{"data":[ ]}', '{"data":[null]}', '{"data":{}}', answer(item(0)).slice(0, -1), '{"data":[{"index":0]}']) {
       expect(scanJsonShape(b(text), 'data', 1), text).toBeUndefined();
