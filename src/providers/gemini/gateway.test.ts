@@ -112,13 +112,7 @@ describe('openai SDK → gateway → gemini adapter → loopback Gemini', () => 
         { role: 'tool', tool_call_id: 'call_0', content: '15 degrees' },
       ],
     });
-    expect(done.choices[0]!.message.content).toBe('It is 15 degrees in Paris.');
-    expect(done.choices[0]!.finish_reason).toBe('stop');
-    expect(t.upstream.requests.at(-1)!.body.contents).toEqual([
-      { role: 'user', parts: [{ text: 'What is the weather in Paris?' }] },
-      { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { location: 'Paris, FR' } }, thoughtSignature: expect.any(String) }] },
-      { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { content: '15 degrees' } } }] },
-    ]);
+    expectWeatherAnswered(done, t.upstream.requests.at(-1)!.body.contents);
   });
 
   it('a stream cut mid-answer is resumed through a trailing model turn (prefill)', async () => {
@@ -194,12 +188,17 @@ describe('legacy function calling (functions, function_call) through the gemini 
       functions,
       messages: [...messages, { role: 'assistant', content: null, function_call: call }, { role: 'function', name: call.name, content: '15 degrees' }],
     });
-    expect(done.choices[0]!.message.content).toBe('It is 15 degrees in Paris.');
-    expect(done.choices[0]!.finish_reason).toBe('stop');
-    expect(t.upstream.requests.at(-1)!.body.contents).toEqual([
-      { role: 'user', parts: [{ text: 'What is the weather in Paris?' }] },
-      { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { location: 'Paris, FR' } }, thoughtSignature: expect.any(String) }] },
-      { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { content: '15 degrees' } } }] },
-    ]);
+    expectWeatherAnswered(done, t.upstream.requests.at(-1)!.body.contents);
   });
 });
+
+/** The weather conversation's second turn: answered from the tool's result, which went to Gemini as a functionResponse after its call. */
+function expectWeatherAnswered(done: { choices: { message: { content: string | null }; finish_reason: string | null }[] }, sent: unknown): void {
+  expect(done.choices[0]!.message.content).toBe('It is 15 degrees in Paris.');
+  expect(done.choices[0]!.finish_reason).toBe('stop');
+  expect(sent).toEqual([
+    { role: 'user', parts: [{ text: 'What is the weather in Paris?' }] },
+    { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { location: 'Paris, FR' } }, thoughtSignature: expect.any(String) }] },
+    { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { content: '15 degrees' } } }] },
+  ]);
+}
