@@ -14,7 +14,7 @@ import type {
   ModelList,
   Usage,
 } from '../protocol/openai.js';
-import { checkedUsage } from '../protocol/token-count.js';
+import { callChars, checkedUsage } from '../protocol/token-count.js';
 import { validateChatRequest, validateEmbeddingsRequest } from '../protocol/validate.js';
 import { embeddingInputCount } from '../protocol/embedding-inputs.js';
 import { ADAPTERS } from '../providers/registry.js';
@@ -119,13 +119,6 @@ function countedUsage(response: ChatCompletion, promptTokens: number): Usage {
   const prompt = Math.max(0, promptTokens);
   const completion = Math.ceil(chars / 4);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-}
-
-/** A call's name and arguments, in characters, where they are strings. */
-function callChars(f: unknown): number {
-  if (f === null || typeof f !== 'object') return 0;
-  const { name, arguments: args } = f as { name?: unknown; arguments?: unknown };
-  return (typeof name === 'string' ? name.length : 0) + (typeof args === 'string' ? args.length : 0);
 }
 
 export interface Gateway {

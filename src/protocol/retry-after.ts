@@ -56,6 +56,7 @@ export function retryHintMs(message: string): number | undefined {
   const m = HINT_RE.exec(message);
   if (m === null) return undefined;
   const d = m[1]!.toLowerCase();
+  // A unit in words ("20 seconds", "1 minute"); one of two letters at most is a Go duration's ("500ms", "2s").
   const worded = /^(\d+(?:\.\d+)?) ?([a-z]+)$/.exec(d);
   if (worded !== null && worded[2]!.length > 2) {
     const unit = worded[2]!.startsWith('milli') ? 1 : worded[2]!.startsWith('min') ? 60_000 : 1000;

@@ -28,3 +28,13 @@ export function checkedUsage(reported: unknown, counted: () => Usage): Usage {
   const c = completion ?? n.completion_tokens;
   return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
 }
+
+/**
+ * A tool or legacy function call's name and arguments, in characters, where they are strings:
+ * generated text, counted as content is (~4 a token) when an upstream reports no usage.
+ */
+export function callChars(f: unknown): number {
+  if (f === null || typeof f !== 'object') return 0;
+  const { name, arguments: args } = f as { name?: unknown; arguments?: unknown };
+  return (typeof name === 'string' ? name.length : 0) + (typeof args === 'string' ? args.length : 0);
+}

@@ -6,7 +6,7 @@
  * the check for a stop sequence split by the cut (stop-across-cut.ts).
  */
 import type { ChatCompletionChunk, ChunkChoice, ToolCallDelta, Usage } from '../protocol/openai.js';
-import { tokenCount } from '../protocol/token-count.js';
+import { callChars, tokenCount } from '../protocol/token-count.js';
 import { RAW_JSON, type WithRaw } from '../providers/types.js';
 import { HOLD, STOP, StopAcrossCut, longestStop } from './stop-across-cut.js';
 
@@ -129,20 +129,16 @@ export class StreamTally {
           this.toolCalls = true;
           // Generated tokens too: counted like content when the upstream reports no usage.
           for (const tc of d.tool_calls as unknown[]) {
-            const fn = tc !== null && typeof tc === 'object' ? (tc as ToolCallDelta).function : undefined;
-            if (fn !== null && typeof fn === 'object') {
-              this.attemptChars += (typeof fn.name === 'string' ? fn.name.length : 0) + (typeof fn.arguments === 'string' ? fn.arguments.length : 0);
-            }
+            if (tc !== null && typeof tc === 'object') this.attemptChars += callChars((tc as ToolCallDelta).function);
           }
         } else if (!text) {
           // A legacy function_call, a tool call all the same (not resumed, its text counted). Its
           // deltas carry no text, so a text chunk — nearly every chunk — skips this read.
           const fn = d.function_call as unknown;
           if (fn !== null && typeof fn === 'object') {
-            const { name, arguments: args } = fn as { name?: unknown; arguments?: unknown };
             content = true;
             this.toolCalls = true;
-            this.attemptChars += (typeof name === 'string' ? name.length : 0) + (typeof args === 'string' ? args.length : 0);
+            this.attemptChars += callChars(fn);
           }
         }
         // A refusal is the answer too (as at the commit point): a continuation's was dropped unseen.

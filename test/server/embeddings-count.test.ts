@@ -164,20 +164,25 @@ describe('a native embeddings answer short of a vector, in a batched request', (
     return { gw, traces };
   }
 
+  /** `n` texts asked of alias `e`: the first deployment's short answer failed, the second served all `n`. */
+  async function expectServedBySecond(gw: TestGateway, traces: TraceRecord[], n: number): Promise<void> {
+    const res = await fetch(`${gw.baseURL}/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'e', input: texts(n) }) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-switchyard-deployment')).toBe('second/m2');
+    expect(((await res.json()) as { data: unknown[] }).data).toHaveLength(n);
+    expect(traces[0]!.attempts.map((a) => [a.provider, a.errorType])).toEqual([
+      ['first', 'server'],
+      ['second', null],
+    ]);
+  }
+
   it('Cohere (96 texts a call): one call answered short fails the attempt over', async () => {
     const [first, second] = [await startCohereServer(), await startCohereServer()];
     open.push(first, second);
     // Whichever of its three calls comes first is answered with one vector.
     first.enqueue({ kind: 'embed', vectors: [[0.5, 0.25]] });
     const { gw, traces } = await gatewayOver('cohere', first.url, second.url);
-    const res = await fetch(`${gw.baseURL}/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'e', input: texts(200) }) });
-    expect(res.status).toBe(200);
-    expect(res.headers.get('x-switchyard-deployment')).toBe('second/m2');
-    expect(((await res.json()) as { data: unknown[] }).data).toHaveLength(200);
-    expect(traces[0]!.attempts.map((a) => [a.provider, a.errorType])).toEqual([
-      ['first', 'server'],
-      ['second', null],
-    ]);
+    await expectServedBySecond(gw, traces, 200);
   });
 
   it('Gemini (100 texts a call): one call answered short fails the attempt over', async () => {
@@ -185,13 +190,6 @@ describe('a native embeddings answer short of a vector, in a batched request', (
     open.push(first, second);
     first.enqueue({ kind: 'embeddings', omit: 1 });
     const { gw, traces } = await gatewayOver('gemini', first.url, second.url);
-    const res = await fetch(`${gw.baseURL}/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'e', input: texts(250) }) });
-    expect(res.status).toBe(200);
-    expect(res.headers.get('x-switchyard-deployment')).toBe('second/m2');
-    expect(((await res.json()) as { data: unknown[] }).data).toHaveLength(250);
-    expect(traces[0]!.attempts.map((a) => [a.provider, a.errorType])).toEqual([
-      ['first', 'server'],
-      ['second', null],
-    ]);
+    await expectServedBySecond(gw, traces, 250);
   });
 });
