@@ -15,6 +15,7 @@ import type {
   Usage,
 } from '../protocol/openai.js';
 import type { Signal } from '../core/signal.js';
+import type { UpstreamError } from '../resilience/upstream-error.js';
 import type { PULL_END } from '../core/iterator-pull.js';
 
 /** An upstream answer's headers, lower-case names; from a socket only those the gateway acts on (rate limits, retry-after: see headersOf). Read-only: NO_HEADERS is shared. */
@@ -89,6 +90,11 @@ export interface ProviderAdapter {
   embeddings?(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult>;
   /** The most texts one embeddings call carries, when the provider caps it: more are sent as several calls, each paced. */
   readonly embeddingBatch?: number;
+  /**
+   * The upstream refused a parameter that this adapter can send another way: learn to, and say
+   * so (true), and the executor asks the same candidate again at once. Called on the error path only.
+   */
+  adaptTo?(err: UpstreamError, model: string): boolean;
   close(): Promise<void>;
 }
 

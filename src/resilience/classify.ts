@@ -151,3 +151,19 @@ export function errorFromTransport(err: unknown): UpstreamError {
     cause: err,
   });
 }
+
+// OpenAI's codes for a parameter, or a value of one, that this model does not take (a reasoning
+// model given `max_tokens` or `temperature: 0.2`); others say it in words (Ollama's "does not
+// support tools", vLLM's "... is not supported for this model").
+const UNSUPPORTED_CODES: ReadonlySet<string> = new Set(['unsupported_parameter', 'unsupported_value']);
+const UNSUPPORTED_RE = /\b(?:does not|doesn't|do not) support\b|\bnot supported (?:with|by|for|on) (?:this|the) model|\bonly supported (?:by|on|for) (?:certain|some) models/i;
+
+/**
+ * An invalid_request that refuses what this model does not take, not the request as such:
+ * another model in the chain may well take it, so it fails over instead of ending the chain
+ * (policy.ts). The text is the upstream's message, read only on this error path.
+ */
+export function refusedByThisModel(err: UpstreamError): boolean {
+  if (err.category !== 'invalid_request') return false;
+  return (err.providerCode !== undefined && UNSUPPORTED_CODES.has(err.providerCode)) || UNSUPPORTED_RE.test(err.message.slice(0, 1000));
+}

@@ -124,9 +124,12 @@ export class Executor {
     let reserved = opts.reserved;
     /** Set once the alias's contentPolicyFallbacks were entered: a further refusal moves on within them, never back to their start. */
     let policyError: UpstreamError | undefined;
-    /** The first refusal of an adapter that could not express the request, and how many refused so. */
-    let unexpressible: UpstreamError | undefined;
-    let unexpressibleCount = 0;
+    /**
+     * The first refusal of the request by one candidate only (an adapter that could not express it,
+     * a model that does not take one of its parameters), and how many candidates refused so.
+     */
+    let refusedHere: UpstreamError | undefined;
+    let refusedHereCount = 0;
     /** The latest 404: the answer when every candidate's model turned out missing. */
     let notFound: UpstreamError | undefined;
 
@@ -139,6 +142,8 @@ export class Executor {
       /** When this candidate is expected back, as its latest outcome says (a breaker its retry opened supersedes the first failure's hint). */
       let candidateRetryAt = Number.POSITIVE_INFINITY;
       let skippedThrottled = false;
+      /** The adapter learnt from a refusal how to send the request to this model (at most once a candidate). */
+      let adapted = false;
       for (;;) {
         // One clock read for the deadline check, admission, pacing and the attempt's time budget (each is ~70 ns).
         const now = clock.now();
@@ -179,11 +184,12 @@ export class Executor {
         const scope = new AttemptScope(run.signal, clock);
         const trace: AttemptTrace = { provider: d.provider.id, model: d.model, status: 0, errorType: null, latencyMs: 0, ttftMs: null };
         run.attempts.push(trace);
+        const adapter = this.deps.adapterFor(d);
         const t0 = performance.now();
         try {
           const value = await attempt({
             candidate: cand,
-            adapter: this.deps.adapterFor(d),
+            adapter,
             scope,
             remainingMs: run.deadlineAt - now,
             trace,
@@ -233,8 +239,8 @@ export class Executor {
             trace.errorType = 'skipped';
             trace.message = `${err.label} for this provider`;
             this.emitAttempt(run, cand, trace);
-            unexpressible ??= err;
-            unexpressibleCount++;
+            refusedHere ??= err;
+            refusedHereCount++;
             notes.push({ deployment: d.key, label: err.label });
             break;
           }
@@ -249,6 +255,13 @@ export class Executor {
           // A stream whose 200 head came (trace.status set) was answered, whatever its error event says.
           if (err.status !== undefined || trace.status !== 0 || mayHaveReachedUpstream(err)) lease?.reconcile(undefined, err.headers);
           else lease?.cancel();
+          // A parameter the adapter can send another way (OpenAI's reasoning models refuse `max_tokens`
+          // and take `max_completion_tokens`): it has learnt to, so this candidate is asked again at once.
+          if (!adapted && err.category === 'invalid_request' && adapter.adaptTo?.(err, d.model) === true) {
+            adapted = true;
+            health.release(d.stateKey, admission.probe);
+            continue;
+          }
           // A pinned candidate (alias null) is the client's own choice of model.
           const decision = decide(err, retries, cfg, random, cand.alias === null);
           if (decision.breaker === 'failure') health.failure(d.stateKey, admission.probe);
@@ -256,6 +269,10 @@ export class Executor {
           else health.release(d.stateKey, admission.probe);
           if (decision.cooldownMs > 0) health.cooldown(d.stateKey, decision.cooldownMs, err.category, err.message);
           if (err.category === 'not_found') notFound = err;
+          if (err.category === 'invalid_request' && decision.next === 'failover') {
+            refusedHere ??= err;
+            refusedHereCount++;
+          }
           notes.push({ deployment: d.key, label: err.label, notFound: err.category === 'not_found' });
           // Not before its breaker lets a probe through, when this failure opened it.
           candidateRetryAt = Math.max(decision.cooldownMs > 0 ? clock.now() + decision.cooldownMs : clock.now() + 1000, health.retryAt(d.stateKey));
@@ -311,7 +328,7 @@ export class Executor {
     if (policyError) throw clientErrorFor(policyError);
     if (contextError) throw clientErrorFor(contextError);
     // No candidate could even express it: the client's request is the problem, not availability.
-    if (unexpressible && unexpressibleCount === notes.length) throw clientErrorFor(unexpressible);
+    if (refusedHere && refusedHereCount === notes.length) throw clientErrorFor(refusedHere);
     if (notFound && allNotFound(notes)) throw new ModelNotFoundError(notFound);
     if (run.deadlineAt <= clock.now()) throw deadlineError();
     throw exhaustedError(notes, retryAt === Number.POSITIVE_INFINITY ? clock.now() + 1000 : retryAt, clock.now());

@@ -142,6 +142,26 @@ describe('decide: edges', () => {
     }
   });
 
+  it("a refusal of what only this model does not take fails over (no retry, no cooldown, not a breaker failure); any other invalid_request ends the chain", () => {
+    const refusals = [
+      // OpenAI's reasoning models, as they answer
+      new UpstreamError({ category: 'invalid_request', status: 400, message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", providerCode: 'unsupported_parameter', param: 'max_tokens' }),
+      new UpstreamError({ category: 'invalid_request', status: 400, message: "Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.", providerCode: 'unsupported_value', param: 'temperature' }),
+      // said in words only: Ollama, and OpenAI's image refusal
+      new UpstreamError({ category: 'invalid_request', status: 400, message: 'registry.ollama.ai/library/gemma:2b does not support tools' }),
+      new UpstreamError({ category: 'invalid_request', status: 400, message: 'Invalid content type. image_url is only supported by certain models.' }),
+    ];
+    for (const e of refusals) {
+      expect(decide(e, 0, CFG, HALF)).toEqual(d('failover', 0, 0, 'success'));
+      expect(decide(e, 0, CFG, HALF, true)).toEqual(d('failover', 0, 0, 'success'));
+    }
+    const badRequest = new UpstreamError({ category: 'invalid_request', status: 400, message: "Invalid value for 'role': 'robot'.", providerCode: 'invalid_value', param: 'messages[0].role' });
+    expect(decide(badRequest, 0, CFG, HALF)).toEqual(d('fail', 0, 0, 'success'));
+    // The code counts only on an invalid_request: a 5xx that names it is still a 5xx.
+    const server = new UpstreamError({ category: 'server', status: 500, message: 'x', providerCode: 'unsupported_value' });
+    expect(decide(server, 2, CFG, HALF)).toEqual(d('failover', 0, 0, 'failure'));
+  });
+
   it('is pure: the error and config are not touched', () => {
     const e = err('rate_limited', 'short');
     const before = JSON.stringify(CFG);

@@ -6,6 +6,7 @@
 import type { ResilienceConfig } from '../config/types.js';
 import type { Random } from '../core/clock.js';
 import { backoffDelay } from './backoff.js';
+import { refusedByThisModel } from './classify.js';
 import type { UpstreamError } from './upstream-error.js';
 
 export type NextStep =
@@ -65,6 +66,9 @@ export function decide(err: UpstreamError, retriesUsed: number, cfg: ResilienceC
       if (pinned) return { next: 'fail', delayMs: 0, cooldownMs: 0, breaker: 'neutral' };
       return { next: 'failover', delayMs: 0, cooldownMs: cfg.cooldownMs, breaker: 'neutral' };
     case 'invalid_request':
+      // A parameter this model does not take (a reasoning model given `max_tokens`): the next one
+      // may take it. If none does, the chain's answer is the first such refusal (executor.ts).
+      if (refusedByThisModel(err)) return { next: 'failover', delayMs: 0, cooldownMs: 0, breaker: 'success' };
       return { next: 'fail', delayMs: 0, cooldownMs: 0, breaker: 'success' };
     case 'context_length':
       return { next: 'failover_larger_context', delayMs: 0, cooldownMs: 0, breaker: 'success' };

@@ -44,10 +44,21 @@ export function openAIAuthHeaders(p: ProviderConfig): Record<string, string> {
   return apiKeyHeader(p);
 }
 
+/** Models remembered as taking only `max_completion_tokens`, per adapter: bounded, as a pinned model's name is the client's. */
+const MAX_RENAMED_MODELS = 256;
+
 export class OpenAICompatibleAdapter implements ProviderAdapter {
   protected readonly http: HttpUpstream;
   private readonly query: string;
   private readonly clock: Clock;
+  /**
+   * Models that refused `max_tokens` (OpenAI's reasoning models, o1 to gpt-5: "Use
+   * 'max_completion_tokens' instead"), learnt from that refusal (`adaptTo`) rather than from
+   * their names, which on Azure are the operator's own. A client's `max_tokens` goes to them as
+   * `max_completion_tokens`. Not sent to every model: older Azure api-versions and some
+   * compatible servers do not know it.
+   */
+  private readonly completionTokensOnly = new Set<string>();
 
   constructor(
     readonly provider: ProviderConfig,
@@ -67,7 +78,11 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
     // Not async: the exchange resolves with the answer itself (one promise hop less a call).
     try {
       // A buffered call: `stream` is false or absent (then the upstream's default, false) unless the client sent null.
-      const body = req.stream === false || req.stream === undefined ? bodyWithModel(req, ctx.model) : JSON.stringify({ ...req, model: ctx.model, stream: false });
+      const body = this.renamesMaxTokens(req, ctx.model)
+        ? JSON.stringify(withCompletionTokens({ ...req, model: ctx.model, stream: false }))
+        : req.stream === false || req.stream === undefined
+          ? bodyWithModel(req, ctx.model)
+          : JSON.stringify({ ...req, model: ctx.model, stream: false });
       return this.http.postRead(this.opts.chatPath(ctx.model) + this.query, body, ctx.signal, readChatAnswer);
     } catch (err) {
       return Promise.reject(err);
@@ -77,10 +92,13 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
     // Always ask for usage: the gateway needs it for cost and token limits, and
     // strips the usage-only chunk when the client did not ask for it.
-    const body =
-      req.stream_options?.include_usage === true
-        ? bodyWithModel(req, ctx.model)
-        : JSON.stringify({ ...req, model: ctx.model, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } });
+    const renamed = this.renamesMaxTokens(req, ctx.model);
+    let body: string | Uint8Array;
+    if (req.stream_options?.include_usage === true && !renamed) body = bodyWithModel(req, ctx.model);
+    else {
+      const out = { ...req, model: ctx.model, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } };
+      body = JSON.stringify(renamed ? withCompletionTokens(out) : out);
+    }
     const res = await this.http.postOk(this.opts.chatPath(ctx.model) + this.query, body, ctx.signal, SSE_ACCEPT);
     // Once per attempt, on the head: a server that ignored `stream: true` answered one JSON completion.
     if (isJsonContentType(res.contentType)) return this.completionAsStream(res, ctx);
@@ -108,9 +126,31 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
     }
   }
 
+  /** A model that refused the client's `max_tokens` and names `max_completion_tokens` instead is sent that from now on. */
+  adaptTo(err: UpstreamError, model: string): boolean {
+    if (err.providerCode !== 'unsupported_parameter' || err.param !== 'max_tokens') return false;
+    if (this.completionTokensOnly.has(model) || this.completionTokensOnly.size >= MAX_RENAMED_MODELS) return false;
+    this.completionTokensOnly.add(model);
+    return true;
+  }
+
+  /** One size check on the common path: the set is empty until some model refused `max_tokens`. */
+  private renamesMaxTokens(req: ChatRequest, model: string): boolean {
+    return this.completionTokensOnly.size !== 0 && req.max_tokens != null && this.completionTokensOnly.has(model);
+  }
+
   close(): Promise<void> {
     return this.http.close();
   }
+}
+
+/**
+ * A request copy (made by the caller) with its `max_tokens` sent as `max_completion_tokens` (a
+ * value the client gave for that too wins): the same limit, under the name reasoning models take.
+ */
+function withCompletionTokens(req: ChatRequest): ChatRequest {
+  const { max_tokens, ...rest } = req;
+  return { ...rest, max_completion_tokens: req.max_completion_tokens ?? max_tokens };
 }
 
 const SSE_ACCEPT = { accept: 'text/event-stream' };
