@@ -51,7 +51,8 @@ export function clientErrorFor(err: UpstreamError): GatewayError {
     case 'context_length':
       return new GatewayError(400, 'context_length_exceeded', err.message, err.param ?? 'messages');
     default: {
-      const status = err.status !== undefined && err.status >= 400 && err.status < 500 ? err.status : 400;
+      const s = err.status ?? err.meantStatus;
+      const status = s !== undefined && s >= 400 && s < 500 ? s : 400;
       return new GatewayError(status, 'invalid_request', err.message, err.param ?? null);
     }
   }

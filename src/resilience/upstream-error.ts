@@ -23,6 +23,11 @@ export interface UpstreamErrorInit {
   category: ErrorCategory;
   message: string;
   status?: number;
+  /**
+   * The HTTP status an error sent inside a 200 stands for (an error object or event naming
+   * 413 or 422): the client's answer keeps it, while `status`, the attempt's, stays unset.
+   */
+  meantStatus?: number;
   /** Provider's own error code or type, e.g. `overloaded_error`, `RESOURCE_EXHAUSTED`. */
   providerCode?: string;
   /** Parsed from Retry-After / retry-after-ms / provider bodies; milliseconds. */
@@ -41,6 +46,7 @@ export interface UpstreamErrorInit {
 export class UpstreamError extends Error {
   readonly category: ErrorCategory;
   readonly status: number | undefined;
+  readonly meantStatus: number | undefined;
   readonly providerCode: string | undefined;
   readonly retryAfterMs: number | undefined;
   readonly headers: Record<string, string | string[] | undefined> | undefined;
@@ -58,6 +64,7 @@ export class UpstreamError extends Error {
     this.name = 'UpstreamError';
     this.category = init.category;
     this.status = init.status;
+    this.meantStatus = init.meantStatus;
     this.providerCode = providerCodeOf(init.providerCode);
     // Whoever parsed it (a header, Gemini's RetryInfo in a body): a wait past a day is none.
     this.retryAfterMs = plausibleRetryAfterMs(init.retryAfterMs);

@@ -190,6 +190,21 @@ for (const transport of ['stream', 'buffered'] as const) {
       expect([hitsOf('p1'), hitsOf('small'), hitsOf('big')]).toEqual([1, 0, 0]);
     });
 
+    for (const [label, body, status] of [
+      ['LiteLLM: code "413"', { error: { message: 'Request body too large for this deployment', type: 'None', param: 'None', code: '413' } }, 413],
+      ['vLLM: code 422', { error: { object: 'error', message: 'Unprocessable request: unknown field', type: 'BadRequestError', param: null, code: 422 } }, 422],
+    ] as const) {
+      it(`${label}: the chain ends with the status the error names, not a bare 400`, async () => {
+        failure = body;
+        const g = await start({ maxRetries: 2 });
+        const seen = await ask(g, transport);
+        expect(seen.status).toBe(status);
+        expect(seen.error).toMatchObject({ code: 'invalid_request', message: body.error.message });
+        expect(seen.trace).toEqual([['p1', 'invalid_request']]);
+        expect([hitsOf('p1'), hitsOf('small'), hitsOf('big')]).toEqual([1, 0, 0]);
+      });
+    }
+
     it('Azure content_filter: 400 content_policy_violation, no other candidate asked', async () => {
       failure = { error: { code: 'content_filter', message: "The response was filtered due to the prompt triggering Azure OpenAI's content management policy.", param: 'prompt', status: 400 } };
       const g = await start({ maxRetries: 2 });

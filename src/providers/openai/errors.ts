@@ -70,13 +70,16 @@ export function openAIErrorOf(body: unknown, headers: UpstreamHeaders): Upstream
   const code = str(eo.code);
   const type = str(eo.type);
   const message = str(eo.message) ?? 'upstream reported an error';
-  const status = statusLike(eo.code) ?? statusLike(eo.status) ?? (code !== undefined ? STATUS_OF.get(code) : undefined) ?? (type !== undefined ? STATUS_OF.get(type) : undefined);
+  const named = statusLike(eo.code) ?? statusLike(eo.status);
+  const status = named ?? (code !== undefined ? STATUS_OF.get(code) : undefined) ?? (type !== undefined ? STATUS_OF.get(type) : undefined);
   const text = `${code ?? ''} ${type ?? ''} ${message}`;
   const category = status !== undefined ? categorize(status, text) : categorizeWithoutStatus(text);
   const err = new UpstreamError({
     category,
     message,
     retryAfterMs: hintedWait(category, message),
+    // A status the error names itself (LiteLLM's "413", vLLM's 422) is what the client is answered.
+    meantStatus: named,
     providerCode: code ?? type ?? (typeof eo.code === 'number' ? String(eo.code) : undefined),
     headers,
     param: str(eo.param) ?? null,
