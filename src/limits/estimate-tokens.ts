@@ -5,10 +5,26 @@
  * OpenAI model families are counted exactly with gpt-tokenizer's matching
  * encoding, as long as the text is small. BPE on distinct real text costs
  * about 0.25-0.3 µs per character here (a 32 KB prompt: ~9 ms of blocked event
- * loop), so above EXACT_MAX_CHARS a bound (chars / 3.5) is used instead: good
- * enough for pacing, and reconciled with the reported usage anyway. Other
- * families get chars / 4. Both add OpenAI's per-message framing, images a
- * fixed cost.
+ * loop), so above EXACT_MAX_CHARS a bound is used instead: good enough for
+ * pacing, and reconciled with the reported usage anyway. Other families always
+ * get the bound. Both add OpenAI's per-message framing, images a fixed cost.
+ *
+ * The bound is the text's UTF-16 length / 4 (/ 3.5 for OpenAI families) plus
+ * EXTRA_BYTE_TOKENS per UTF-8 byte beyond one per UTF-16 unit. Length alone
+ * fits English, ~4 characters a token, but most other scripts take about a
+ * token a character and an emoji two or more: by length alone a Japanese
+ * prompt was paced at a quarter of its tokens, and the upstream's own limit
+ * answered with 429s. The excess bytes tell the scripts apart in one native
+ * call (Buffer.byteLength), made only when the bound is used. ASCII has none,
+ * so English counts as before; a two-byte letter (Cyrillic, Greek, Arabic,
+ * Hebrew, accented Latin) comes to ~1 token, a three-byte character (CJK,
+ * Hangul, Devanagari, Thai) to ~1.75, an emoji to ~2. Measured on everyday
+ * prose, that is 1-1.9× cl100k's count (a proxy for other families'
+ * tokenizers, which are seldom leaner on these scripts), ~10% under it for
+ * Hebrew and 15-25% under for emoji; 2-5× o200k's, which packs them tighter.
+ * Scripts cl100k spells out in bytes (Armenian, Ethiopic) it undercounts, up
+ * to ~2×. Over is the safe side for pacing: the window holds the surplus only
+ * until the reported usage corrects it.
  *
  * Encodings load lazily: loading one blocks for ~150-400 ms, so the
  * composition root should `loadTokenizersFor(configured models)` before
@@ -28,6 +44,13 @@ export const IMAGE_TOKENS_LOW = 85;
 const PER_MESSAGE = 3;
 const PER_NAME = 1;
 const REPLY_PRIMING = 3;
+/**
+ * The bound's tokens per UTF-8 byte beyond one per UTF-16 unit: on top of a
+ * unit's ¼, it puts a two-byte letter at ~1 token, a CJK character at ~1.75
+ * and an emoji (two units, four bytes) at ~2. The header says how that
+ * compares with real tokenizers.
+ */
+export const EXTRA_BYTE_TOKENS = 0.75;
 
 export type Encoding = 'o200k_base' | 'cl100k_base';
 
@@ -110,9 +133,9 @@ function tally(messages: readonly ChatMessage[]): Tally {
   return { chars, fixed };
 }
 
-/** Exact count of the messages' text with `count`, framing and images added. */
-function countExact(messages: readonly ChatMessage[], fixed: number, count: Counter): number {
-  let n = fixed;
+/** Sum `count` over the messages' text: names, contents, text parts, tool calls' names and arguments. */
+function sumText(messages: readonly ChatMessage[], count: Counter): number {
+  let n = 0;
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
     if (typeof m.name === 'string') n += count(m.name);
@@ -131,34 +154,53 @@ function countExact(messages: readonly ChatMessage[], fixed: number, count: Coun
   return n;
 }
 
-/** Tool and schema definitions are sent too; their JSON is estimated, never tokenized. */
-function definitionTokens(req: ChatRequest): number {
-  let chars = 0;
-  if (req.tools && req.tools.length > 0) chars += JSON.stringify(req.tools).length;
-  const schema = req.response_format?.json_schema;
-  if (schema) chars += JSON.stringify(schema).length;
-  return Math.ceil(chars / 4);
+/** What a string's non-ASCII text adds to the bound; 0 for ASCII, so sums of it stay exact. */
+function extraTokens(text: string): number {
+  return (Buffer.byteLength(text, 'utf8') - text.length) * EXTRA_BYTE_TOKENS;
 }
 
-/** Text-only estimate for one family; `counter` set means exact counting is allowed. */
-function textTokens(chars: number, enc: Encoding | null): { bound: number; counter: Counter | undefined } {
-  if (enc === null) return { bound: Math.ceil(chars / 4), counter: undefined };
+/** The bound for text of `chars` UTF-16 units whose extraTokens sum to `extra`. */
+function bound(chars: number, extra: number, enc: Encoding | null): number {
+  return Math.ceil(chars / (enc === null ? 4 : 3.5) + extra);
+}
+
+/** The exact counter when the family has one, the text is small enough and it has loaded (else the load starts). */
+function exactCounter(chars: number, enc: Encoding | null): Counter | undefined {
+  if (enc === null) return undefined;
   const counter = counters[enc];
   if (counter === undefined) void load(enc);
-  return { bound: Math.ceil(chars / 3.5), counter: chars <= EXACT_MAX_CHARS ? counter : undefined };
+  return chars <= EXACT_MAX_CHARS ? counter : undefined;
+}
+
+/** Tool and schema definitions are sent too; their JSON is bounded, never tokenized. */
+function definitionTokens(req: ChatRequest): number {
+  let n = 0;
+  if (req.tools && req.tools.length > 0) n += jsonTokens(req.tools);
+  const schema = req.response_format?.json_schema;
+  if (schema) n += jsonTokens(schema);
+  return Math.ceil(n);
+}
+
+/** JSON.stringify leaves non-ASCII text as it is, so its bytes weigh as in the messages. */
+function jsonTokens(value: unknown): number {
+  const json = JSON.stringify(value);
+  return json.length / 4 + extraTokens(json);
 }
 
 export function estimatePromptTokens(req: ChatRequest, model: string): number {
   const { chars, fixed } = tally(req.messages);
-  const { bound, counter } = textTokens(chars, encodingFor(model));
-  let text = fixed + bound;
+  const enc = encodingFor(model);
+  const counter = exactCounter(chars, enc);
+  let text: number | undefined;
   if (counter) {
     try {
-      text = countExact(req.messages, fixed, counter);
+      text = fixed + sumText(req.messages, counter);
     } catch {
       // The bound stands.
     }
   }
+  // Measured here, not in tally(): the exact path has no use for the bytes.
+  text ??= fixed + bound(chars, sumText(req.messages, extraTokens), enc);
   return text + definitionTokens(req);
 }
 
@@ -185,13 +227,18 @@ export function estimateEmbeddingsTokens(req: EmbeddingsRequest, model: string):
 function stringTokens(texts: readonly string[], model: string): number {
   let chars = 0;
   for (const t of texts) chars += t.length;
-  const { bound, counter } = textTokens(chars, encodingFor(model));
-  if (!counter) return bound;
-  try {
-    let n = 0;
-    for (const t of texts) n += counter(t);
-    return n;
-  } catch {
-    return bound;
+  const enc = encodingFor(model);
+  const counter = exactCounter(chars, enc);
+  if (counter) {
+    try {
+      let n = 0;
+      for (const t of texts) n += counter(t);
+      return n;
+    } catch {
+      // The bound stands.
+    }
   }
+  let extra = 0;
+  for (const t of texts) extra += extraTokens(t);
+  return bound(chars, extra, enc);
 }
