@@ -83,7 +83,7 @@ export async function chatStream(
     cfg: resilience,
     includeUsage: req.stream_options?.include_usage === true,
     choices: typeof req.n === 'number' && req.n > 1 ? req.n : 1,
-    promptTokensEstimate: requirements.estimatedTokens - (req.max_completion_tokens ?? req.max_tokens ?? 0),
+    promptTokensEstimate: requirements.promptTokens,
     stop: seamStops(req.stop),
     resume: async (prefill, spentTokens) => {
       const candidates = resumeCandidates();

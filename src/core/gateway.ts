@@ -24,7 +24,7 @@ import { newUuid } from '../observability/compact-id.js';
 import { Catalog } from '../routing/catalog.js';
 import { orderSegments } from '../routing/chain.js';
 import type { Deployment } from '../routing/deployment.js';
-import { chatRequirements, EMBEDDINGS_REQUIREMENTS } from '../routing/requirements.js';
+import { chatRequirements, embeddingsRequirements } from '../routing/requirements.js';
 import { Executor, type AttemptInput, type CapacityGate } from '../resilience/executor.js';
 import { Health } from '../resilience/health.js';
 import type { RequestRun } from '../resilience/run.js';
@@ -224,7 +224,7 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
       });
       const answer = done.value;
       // An upstream that reports no usage (some OpenAI-compatible servers), or counts that are not counts, is counted from the text, as streams are.
-      const usage = checkedUsage(usageOf(answer), () => countedUsage(answer.response, requirements.estimatedTokens - (req.max_completion_tokens ?? req.max_tokens ?? 0)));
+      const usage = checkedUsage(usageOf(answer), () => countedUsage(answer.response, requirements.promptTokens));
       run.usage = usage;
       // A native answer is built here, not forwarded: the client gets the counts the gateway used
       // (an upstream's -50 or 1e300 replaced by its own count), as traces and limits do.
@@ -240,7 +240,7 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
 
   async function embeddings(request: EmbeddingsRequest | unknown, opts: CallOptions = {}): Promise<EmbeddingsResult> {
     const req = validated(validateEmbeddingsRequest, 'embeddings', request, opts);
-    const life = new RequestLifecycle(lifecycle, req.model, false, 'embeddings', EMBEDDINGS_REQUIREMENTS, opts, (m) => estimateEmbeddingsTokens(req, m));
+    const life = new RequestLifecycle(lifecycle, req.model, false, 'embeddings', embeddingsRequirements(req.input), opts, (m) => estimateEmbeddingsTokens(req, m));
     const { run } = life;
     const chain = life.chain.filter((c) => adapters.get(c.deployment.provider.id)!.embeddings !== undefined);
     try {

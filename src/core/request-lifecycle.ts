@@ -29,10 +29,10 @@ export interface LifecycleDeps {
   keyLimiter: KeyLimiter;
   bus: EventBus;
   /**
-   * Requests whose cheap token bound reaches this are counted exactly (a real
-   * tokenizer costs tens of µs); below it the bound is precise enough for the
-   * configured tpm limits and is reconciled with the reported usage anyway.
-   * Infinity when no tpm limit is configured.
+   * Requests whose prompt's cheap bound reaches this are counted exactly (a real
+   * tokenizer costs tens of µs); below it the bound, with the completion budget,
+   * is precise enough for the configured tpm limits and is reconciled with the
+   * reported usage anyway. Infinity when no tpm limit is configured.
    */
   exactTokensFrom: number;
 }
@@ -122,8 +122,9 @@ export class RequestLifecycle {
       this.run.dataClass = effectiveDataClass(this.run.dataClass, header(ctx.headers, 'x-switchyard-data-class'));
       this.scope = { requirements, localOnly: requiresLocal(this.run.dataClass, key), dataClass: this.run.dataClass, key };
       this.chain = buildChain(deps.catalog, model, this.scope, deps.random);
-      const tokenized = requirements.estimatedTokens >= deps.exactTokensFrom;
-      this.estimatedTokens = tokenized ? exactTokens(this.chain[0]!.deployment.model) : requirements.estimatedTokens;
+      // Only the prompt's part is a guess worth counting; the completion budget is the client's number (or the default).
+      const tokenized = requirements.promptTokens >= deps.exactTokensFrom;
+      this.estimatedTokens = tokenized ? exactTokens(this.chain[0]!.deployment.model) : requirements.paceTokens;
       if (key) {
         // The request's clock reading still holds unless the tokenizer ran (tens of µs to ms on a long prompt).
         const k = deps.keyLimiter.check(key, this.estimatedTokens, tokenized ? undefined : now);

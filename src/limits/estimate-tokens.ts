@@ -32,11 +32,12 @@
  * background; until it is ready its family gets the cheap bound.
  */
 import type { ChatMessage, ChatRequest, EmbeddingsRequest } from '../protocol/openai.js';
+import { DEFAULT_COMPLETION_TOKENS, extraTokens } from '../protocol/text-weight.js';
+
+export { DEFAULT_COMPLETION_TOKENS, EXTRA_BYTE_TOKENS } from '../protocol/text-weight.js';
 
 /** Text longer than this (in UTF-16 units) is bounded, not tokenized: ≤ ~0.6 ms of BPE. */
 export const EXACT_MAX_CHARS = 2 * 1024;
-/** Completion budget assumed when the request sets no max_tokens / max_completion_tokens. */
-export const DEFAULT_COMPLETION_TOKENS = 1024;
 /** OpenAI's cost of one image: high detail 1024×1024 (765) and any low-detail image (85). */
 export const IMAGE_TOKENS = 765;
 export const IMAGE_TOKENS_LOW = 85;
@@ -44,13 +45,6 @@ export const IMAGE_TOKENS_LOW = 85;
 const PER_MESSAGE = 3;
 const PER_NAME = 1;
 const REPLY_PRIMING = 3;
-/**
- * The bound's tokens per UTF-8 byte beyond one per UTF-16 unit: on top of a
- * unit's ¼, it puts a two-byte letter at ~1 token, a CJK character at ~1.75
- * and an emoji (two units, four bytes) at ~2. The header says how that
- * compares with real tokenizers.
- */
-export const EXTRA_BYTE_TOKENS = 0.75;
 
 export type Encoding = 'o200k_base' | 'cl100k_base';
 
@@ -152,11 +146,6 @@ function sumText(messages: readonly ChatMessage[], count: Counter): number {
     }
   }
   return n;
-}
-
-/** What a string's non-ASCII text adds to the bound; 0 for ASCII, so sums of it stay exact. */
-function extraTokens(text: string): number {
-  return (Buffer.byteLength(text, 'utf8') - text.length) * EXTRA_BYTE_TOKENS;
 }
 
 /** The bound for text of `chars` UTF-16 units whose extraTokens sum to `extra`. */

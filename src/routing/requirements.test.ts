@@ -3,7 +3,8 @@ import { parseConfig } from '../config/parse.js';
 import type { Capability, ProviderConfig } from '../config/types.js';
 import type { ChatRequest } from '../protocol/openai.js';
 import { makeDeployment, type Deployment } from './deployment.js';
-import { chatRequirements, EMBEDDINGS_REQUIREMENTS, supports, unmetRequirement } from './requirements.js';
+import { chatRequirements, embeddingsRequirements, supports, unmetRequirement } from './requirements.js';
+import { DEFAULT_COMPLETION_TOKENS } from '../protocol/text-weight.js';
 
 const config = parseConfig(
   {
@@ -87,8 +88,28 @@ describe('chatRequirements', () => {
     expect(chatRequirements(chat({ functions })).promptChars).toBe(2 + JSON.stringify(functions).length);
   });
 
-  it('embeddings need the embeddings capability only', () => {
-    expect(EMBEDDINGS_REQUIREMENTS).toEqual({ needs: ['embeddings'], estimatedTokens: 0, promptChars: 0 });
+  it('paces a request by its prompt and its completion budget: 1024 when unset, times n', () => {
+    const prompt = Math.ceil(40 / 4) + 4;
+    expect(chatRequirements(chat({ messages: [{ role: 'user', content: 'x'.repeat(40) }] }))).toMatchObject({ promptTokens: prompt, estimatedTokens: prompt, paceTokens: prompt + DEFAULT_COMPLETION_TOKENS });
+    expect(chatRequirements(chat({ messages: [{ role: 'user', content: 'x'.repeat(40) }], max_tokens: 10, n: 3 }))).toMatchObject({ estimatedTokens: prompt + 10, paceTokens: prompt + 30 });
+  });
+
+  it('weighs non-ASCII text at about a token a character or more, not a quarter of one', () => {
+    const japanese = 'これは日本語の文章です。'.repeat(20); // 240 characters, 720 bytes
+    const r = chatRequirements(chat({ messages: [{ role: 'user', content: japanese }] }));
+    expect(r.promptTokens).toBeGreaterThanOrEqual(japanese.length);
+    expect(r.promptTokens).toBe(Math.ceil(japanese.length / 4 + (720 - 240) * 0.75) + 4);
+    // In text parts, tool calls and tool definitions too.
+    const tools = [{ type: 'function' as const, function: { name: 'suche', description: 'Ищет документы по запросу', parameters: { type: 'object' } } }];
+    const withTools = chatRequirements(chat({ messages: [{ role: 'user', content: [{ type: 'text', text: japanese }] }], tools }));
+    expect(withTools.promptTokens).toBeGreaterThan(r.promptTokens + JSON.stringify(tools).length / 4);
+  });
+
+  it('embeddings need the embeddings capability only, and weigh their texts (token ids counted) for pacing; no context-window figure', () => {
+    expect(embeddingsRequirements('x'.repeat(40))).toEqual({ needs: ['embeddings'], promptTokens: 10, estimatedTokens: 0, paceTokens: 10, promptChars: 0 });
+    expect(embeddingsRequirements(['x'.repeat(40), '한국어 문장'.repeat(10)]).paceTokens).toBeGreaterThanOrEqual(10 + 60);
+    expect(embeddingsRequirements([1, 2, 3]).paceTokens).toBe(3);
+    expect(embeddingsRequirements([[1, 2], [3, 4, 5]]).paceTokens).toBe(5);
   });
 });
 
@@ -125,7 +146,7 @@ describe('supports', () => {
 });
 
 describe('unmetRequirement', () => {
-  const r = (needs: Capability[], estimatedTokens = 10) => ({ needs, estimatedTokens, promptChars: 0 });
+  const r = (needs: Capability[], estimatedTokens = 10) => ({ needs, estimatedTokens, promptTokens: estimatedTokens, paceTokens: estimatedTokens, promptChars: 0 });
 
   it('names the first missing capability', () => {
     expect(unmetRequirement(dep('ol', ['tools']), r(['tools', 'vision', 'json']))).toBe('lacks vision');

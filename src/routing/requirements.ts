@@ -1,15 +1,25 @@
 /**
  * What a request needs from a deployment, read once per request: the features
- * it uses and a cheap upper bound of its size for context-window filtering.
+ * it uses and a cheap bound of its size, for context-window filtering and for
+ * pacing a request too small to be worth counting exactly.
  */
 import type { Capability } from '../config/types.js';
-import type { ChatRequest } from '../protocol/openai.js';
+import type { ChatRequest, EmbeddingsRequest } from '../protocol/openai.js';
+import { DEFAULT_COMPLETION_TOKENS, extraTokens } from '../protocol/text-weight.js';
 import type { Deployment } from './deployment.js';
 
 export interface Requirements {
   needs: Capability[];
-  /** Prompt tokens (estimate) plus the requested completion budget. */
+  /** The prompt's rough size in tokens: its text weighed by protocol/text-weight.ts, images and framing. */
+  promptTokens: number;
+  /** promptTokens plus the completion budget the client set (none: 0): what must fit a context window. */
   estimatedTokens: number;
+  /**
+   * What the call may consume, reserved against tpm limits when the prompt is too small to be
+   * worth counting exactly (core/request-lifecycle.ts): promptTokens plus the completion budget
+   * (DEFAULT_COMPLETION_TOKENS when unset) for each of `n` choices, as the exact estimate reserves.
+   */
+  paceTokens: number;
   promptChars: number;
 }
 
@@ -20,40 +30,74 @@ const IMAGE_TOKENS = 800;
 export function chatRequirements(req: ChatRequest): Requirements {
   const needs: Capability[] = [];
   let chars = 0;
+  // Non-ASCII text weighs more than its length / 4 (a CJK character ~1.75 tokens): ~18 ns a string.
+  let extra = 0;
   let images = 0;
   for (const m of req.messages) {
     const c = m.content;
-    if (typeof c === 'string') chars += c.length;
-    else if (Array.isArray(c)) {
+    if (typeof c === 'string') {
+      chars += c.length;
+      extra += extraTokens(c);
+    } else if (Array.isArray(c)) {
       for (const p of c) {
-        if (p.type === 'text' && typeof p.text === 'string') chars += p.text.length;
-        else if (p.type === 'image_url') images++;
+        if (p.type === 'text' && typeof p.text === 'string') {
+          chars += p.text.length;
+          extra += extraTokens(p.text);
+        } else if (p.type === 'image_url') images++;
       }
     }
-    if (m.tool_calls) chars += JSON.stringify(m.tool_calls).length;
+    if (m.tool_calls) {
+      const json = JSON.stringify(m.tool_calls);
+      chars += json.length;
+      extra += extraTokens(json);
+    }
   }
+  let definitions: unknown[] | undefined;
   if (req.tools && req.tools.length > 0) {
     needs.push('tools');
-    chars += JSON.stringify(req.tools).length;
+    definitions = req.tools;
   } else if (Array.isArray(req.functions) && req.functions.length > 0) {
     // Legacy functions are tools all the same (native adapters send them as tools): a deployment
     // declared without tools is no place for them, and their schemas count toward the prompt.
     needs.push('tools');
-    chars += JSON.stringify(req.functions).length;
+    definitions = req.functions;
+  }
+  if (definitions) {
+    const json = JSON.stringify(definitions);
+    chars += json.length;
+    extra += extraTokens(json);
   }
   if (images > 0) needs.push('vision');
   const rf = req.response_format?.type;
   if (rf === 'json_object' || rf === 'json_schema') needs.push('json');
   if (req.stream) needs.push('streaming');
-  const completion = req.max_completion_tokens ?? req.max_tokens ?? 0;
+  const promptTokens = Math.ceil(chars / CHARS_PER_TOKEN + extra) + images * IMAGE_TOKENS + req.messages.length * 4;
+  const budget = req.max_completion_tokens ?? req.max_tokens;
+  const n = req.n != null && req.n > 1 ? req.n : 1;
   return {
     needs,
     promptChars: chars,
-    estimatedTokens: Math.ceil(chars / CHARS_PER_TOKEN) + images * IMAGE_TOKENS + req.messages.length * 4 + completion,
+    promptTokens,
+    estimatedTokens: promptTokens + (budget ?? 0),
+    paceTokens: promptTokens + (budget ?? DEFAULT_COMPLETION_TOKENS) * n,
   };
 }
 
-export const EMBEDDINGS_REQUIREMENTS: Requirements = { needs: ['embeddings'], estimatedTokens: 0, promptChars: 0 };
+/** An embeddings request's rough size: its texts weighed as a prompt's are, token-id inputs counted. */
+export function embeddingsRequirements(input: EmbeddingsRequest['input']): Requirements {
+  let tokens = 0;
+  if (typeof input === 'string') tokens = input.length / CHARS_PER_TOKEN + extraTokens(input);
+  else {
+    for (const item of input as unknown[]) {
+      if (typeof item === 'string') tokens += item.length / CHARS_PER_TOKEN + extraTokens(item);
+      else if (typeof item === 'number') tokens++;
+      else if (Array.isArray(item)) tokens += item.length;
+    }
+  }
+  const t = Math.ceil(tokens);
+  // estimatedTokens stays 0: an embedding model's window bounds each input, not their sum.
+  return { needs: ['embeddings'], promptTokens: t, estimatedTokens: 0, paceTokens: t, promptChars: 0 };
+}
 
 /**
  * A deployment that declares no features (tools, vision, json, embeddings) is
