@@ -571,6 +571,15 @@ describe('categorize by status range', () => {
     expect(categorize(403, 'API key blocked by the content filter')).toBe('auth');
   });
 
+  it('a model retired upstream and answered with 400 is not_found (out of rotation, the next candidate); a parameter that is no longer supported is not', () => {
+    // Groq
+    expect(categorize(400, 'model_decommissioned The model `mixtral-8x7b-32768` has been decommissioned and is no longer supported. Please refer to https://console.groq.com/docs/deprecations')).toBe('not_found');
+    // Gemini
+    expect(categorize(400, 'This model models/gemini-2.5-flash is no longer available to new users. Please update your code to use models/gemini-3.6-flash.')).toBe('not_found');
+    expect(categorize(400, "The 'functions' parameter is no longer supported. Use 'tools' instead.")).toBe('invalid_request');
+    expect(categorize(400, 'This feature has been deprecated. The model answered anyway.')).toBe('invalid_request');
+  });
+
   it('a 4xx quota message outside 429 is rate_limited', () => {
     expect(categorize(400, 'RESOURCE_EXHAUSTED quota exceeded for the project')).toBe('rate_limited');
   });

@@ -18,6 +18,10 @@ const POLICY_RE = /content[_ ]policy|content[_ ]filter|\bsafety\b|responsible ?a
 const AUTH_RE = /api[_ ]?key not valid|API_KEY_INVALID|invalid[_ ]api[_ ]key|incorrect api key|FAILED_PRECONDITION|location is not supported|billing|credit balance/i;
 const OVERLOADED_RE = /overloaded/i;
 const RATE_RE = /rate[_ ]limit|resource[_ ]exhausted|quota|too many requests/i;
+// A model retired upstream, answered with a 400 rather than a 404 (Groq's `model_decommissioned`, Gemini's
+// "This model models/… is no longer available to new users"): the deployment is gone for every request.
+// "model" must come first, so a parameter that is "no longer supported" is not read as the model's end.
+const RETIRED_RE = /model_decommissioned|\bmodel\b.{0,100}?\b(?:is no longer available|has been (?:decommissioned|retired|deprecated))/i;
 
 export function header(headers: UpstreamHeaders | undefined, name: string): string | undefined {
   const v = headers?.[name];
@@ -47,6 +51,7 @@ export function categorize(status: number, text: string): ErrorCategory {
   // 405 (a baseUrl whose path takes no POST: a web page, a path without /v1) and a 410 (a retired model).
   if (status === 404 || status === 405 || status === 410) return 'not_found';
   if (status >= 400 && status < 500 && AUTH_RE.test(text)) return 'auth';
+  if (status === 400 && RETIRED_RE.test(text)) return 'not_found';
   if (status >= 400) {
     if (CONTEXT_RE.test(text)) return 'context_length';
     if (POLICY_RE.test(text)) return 'content_policy';
@@ -154,9 +159,10 @@ export function errorFromTransport(err: unknown): UpstreamError {
 
 // OpenAI's codes for a parameter, or a value of one, that this model does not take (a reasoning
 // model given `max_tokens` or `temperature: 0.2`); others say it in words (Ollama's "does not
-// support tools", vLLM's "... is not supported for this model").
+// support tools", Gemini's "Developer instruction is not enabled for models/gemma-3-27b-it").
 const UNSUPPORTED_CODES: ReadonlySet<string> = new Set(['unsupported_parameter', 'unsupported_value']);
-const UNSUPPORTED_RE = /\b(?:does not|doesn't|do not) support\b|\bnot supported (?:with|by|for|on) (?:this|the) model|\bonly supported (?:by|on|for) (?:certain|some) models/i;
+const UNSUPPORTED_RE =
+  /\b(?:does not|doesn't|do not) support\b|\bnot supported (?:with|by|for|on) (?:this|the) model|\bonly supported (?:by|on|for) (?:certain|some) models|\bis not enabled for models\//i;
 
 /**
  * An invalid_request that refuses what this model does not take, not the request as such:

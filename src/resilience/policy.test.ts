@@ -150,6 +150,8 @@ describe('decide: edges', () => {
       // said in words only: Ollama, and OpenAI's image refusal
       new UpstreamError({ category: 'invalid_request', status: 400, message: 'registry.ollama.ai/library/gemma:2b does not support tools' }),
       new UpstreamError({ category: 'invalid_request', status: 400, message: 'Invalid content type. image_url is only supported by certain models.' }),
+      // Gemini, for what a Gemma model lacks
+      new UpstreamError({ category: 'invalid_request', status: 400, message: 'Developer instruction is not enabled for models/gemma-3-27b-it', providerCode: 'INVALID_ARGUMENT' }),
     ];
     for (const e of refusals) {
       expect(decide(e, 0, CFG, HALF)).toEqual(d('failover', 0, 0, 'success'));
