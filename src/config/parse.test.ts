@@ -74,6 +74,16 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
       expected: 'models[0].priceCeiling: every deployment of this alias is priced above it: the alias could serve nothing',
     },
     {
+      name: 'a price ceiling bounds input and output only: no cachedInput',
+      edit: (d) => (d.models[0].priceCeiling = { input: 1, output: 1, cachedInput: 0.1 }),
+      expected: 'models[0].priceCeiling.cachedInput: unknown field',
+    },
+    {
+      name: 'a negative cachedInput price',
+      edit: (d) => (d.models[0].deployments[0].price = { input: 1, output: 2, cachedInput: -1 }),
+      expected: 'models[0].deployments[0].price.cachedInput: must be >= 0',
+    },
+    {
       name: 'self fallback',
       edit: (d) => (d.models[1].fallbacks = ['smart']),
       expected: 'models[1].fallbacks[0]: alias cycle smart -> smart',

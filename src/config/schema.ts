@@ -57,6 +57,8 @@ const PriceSchema = z.strictObject({
   input: z.number().min(0),
   output: z.number().min(0),
 });
+/** A deployment's price may also name what its prompt cache's hits cost; a ceiling bounds input and output only. */
+const DeploymentPriceSchema = PriceSchema.extend({ cachedInput: z.number().min(0).optional() });
 
 const FaultSchema = z.strictObject({
   kind: z.enum(FAULT_KINDS),
@@ -99,7 +101,7 @@ const DeploymentSchema = z.strictObject({
   provider: nonEmpty(),
   model: nonEmpty(),
   weight: z.number().positive().default(DEFAULTS.deployment.weight),
-  price: PriceSchema.optional(),
+  price: DeploymentPriceSchema.optional(),
   rpm: posInt().optional(),
   tpm: posInt().optional(),
   contextWindow: posInt().optional(),

@@ -14,6 +14,11 @@ export interface Price {
   /** USD per 1M tokens. */
   input: number;
   output: number;
+  /**
+   * USD per 1M prompt tokens the upstream reports as cache hits (`prompt_tokens_details.cached_tokens`:
+   * OpenAI's cached input, Anthropic's cache reads, Gemini's cached content). Unset: priced as `input`.
+   */
+  cachedInput?: number;
 }
 
 export interface BackoffConfig {

@@ -8,6 +8,7 @@ import type { Config, KeyConfig } from '../config/types.js';
 import { ID_WORDS, type EventBus } from '../observability/events.js';
 import { newUuid } from '../observability/compact-id.js';
 import { costUsd } from '../observability/cost.js';
+import { tokenCount } from '../protocol/token-count.js';
 import type { KeyLimiter } from '../limits/key-limiter.js';
 import type { Catalog } from '../routing/catalog.js';
 import { buildChain, type Candidate, type ChainScope } from '../routing/chain.js';
@@ -177,7 +178,10 @@ export class RequestLifecycle {
     else this.keyLease?.reconcile(run.usage?.total_tokens);
     const u = run.usage;
     if (run.attemptsCostUsd !== undefined) run.costUsd = run.attemptsCostUsd === null ? null : Math.round(run.attemptsCostUsd * 1e12) / 1e12;
-    else if (u) run.costUsd = costUsd(run.served?.deployment.price, { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens });
+    else if (u) {
+      const cachedTokens = tokenCount(u.prompt_tokens_details?.cached_tokens);
+      run.costUsd = costUsd(run.served?.deployment.price, { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, cachedTokens });
+    }
     // A pinned model that answered gets a breaker and pacing of its own from now on (Catalog.servedPinned).
     if (run.served?.deployment.pinned) this.deps.catalog.servedPinned(run.served.deployment);
     this.emit(err, endedAt);

@@ -13,6 +13,16 @@ describe('costUsd', () => {
     expect(costUsd({ input: 1, output: 1 }, { promptTokens: 0, completionTokens: 0 })).toBe(0);
   });
 
+  it('prices the prompt cache hits at cachedInput when the deployment names it, never more of them than the prompt had', () => {
+    const price = { input: 3, output: 15, cachedInput: 0.3 };
+    // 800 of 1,000 prompt tokens from the cache: 200 × 3 + 800 × 0.3 + 100 × 15
+    expect(costUsd(price, { promptTokens: 1000, completionTokens: 100, cachedTokens: 800 })).toBe((200 * 3 + 800 * 0.3 + 100 * 15) / 1e6);
+    expect(costUsd(price, { promptTokens: 1000, completionTokens: 100, cachedTokens: 5000 })).toBe((1000 * 0.3 + 100 * 15) / 1e6);
+    expect(costUsd(price, { promptTokens: 1000, completionTokens: 100, cachedTokens: -3 })).toBe((1000 * 3 + 100 * 15) / 1e6);
+    // No cachedInput: the hits are priced as any prompt token.
+    expect(costUsd({ input: 3, output: 15 }, { promptTokens: 1000, completionTokens: 100, cachedTokens: 800 })).toBe((1000 * 3 + 100 * 15) / 1e6);
+  });
+
   it('ignores nonsense token counts', () => {
     expect(costUsd({ input: 1, output: 1 }, { promptTokens: -5, completionTokens: Number.NaN })).toBe(0);
   });

@@ -7,11 +7,17 @@ import type { Price } from '../config/types.js';
 export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
+  /** Of the prompt tokens, those the upstream served from its prompt cache. */
+  cachedTokens?: number;
 }
 
 export function costUsd(price: Price | undefined, usage: TokenUsage): number | null {
   if (price === undefined) return null;
-  const cost = (tokens(usage.promptTokens) * price.input + tokens(usage.completionTokens) * price.output) / 1_000_000;
+  const prompt = tokens(usage.promptTokens);
+  // Cache hits at their own price when the deployment names one; never more of them than the prompt had.
+  const cached = price.cachedInput === undefined || usage.cachedTokens === undefined ? 0 : Math.min(tokens(usage.cachedTokens), prompt);
+  const input = (prompt - cached) * price.input + (cached === 0 ? 0 : cached * price.cachedInput!);
+  const cost = (input + tokens(usage.completionTokens) * price.output) / 1_000_000;
   // Round away binary noise (0.30000000000000004) at a precision far below a token's price.
   return Math.round(cost * 1e12) / 1e12;
 }

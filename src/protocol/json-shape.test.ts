@@ -15,7 +15,7 @@ describe('scanJsonShape', () => {
   it('reads the top-level usage of a whole answer, however it is spaced', () => {
     const compact = JSON.stringify(completion);
     const pretty = `\n  ${JSON.stringify(completion, null, 2)}\r\n`;
-    const counts = { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 };
+    const counts = { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, prompt_tokens_details: { cached_tokens: 1 } };
     for (const text of [compact, pretty]) expect(scanJsonShape(b(text), 'choices')).toStrictEqual({ usage: counts });
     expect(scanJsonShape(b('{"choices":[{}],"usage":null}'), 'choices')).toEqual({ usage: null });
     expect(scanJsonShape(b('\ufeff{"choices":[{}]}'), 'choices')).toEqual({ usage: null }); // a UTF-8 BOM, as a decoder would drop it
@@ -24,6 +24,22 @@ describe('scanJsonShape', () => {
     expect(scanJsonShape(b('{"data":[{"embedding":[0.1]}],"usage":{"prompt_tokens":2,"total_tokens":2}}'), 'data')).toEqual({
       usage: { prompt_tokens: 2, total_tokens: 2 },
     });
+  });
+
+  it("reads the prompt cache's hits from prompt_tokens_details only, as a count", () => {
+    const usage = (u: string) => scanJsonShape(b(`{"choices":[{}],"usage":${u}}`), 'choices')!.usage;
+    // OpenAI's full usage: the other details and their own cached_tokens-like keys are not the prompt's hits.
+    expect(usage('{"prompt_tokens":2006,"completion_tokens":300,"total_tokens":2306,"prompt_tokens_details":{"cached_tokens":1920,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"cached_tokens":7}}')).toStrictEqual({
+      prompt_tokens: 2006,
+      completion_tokens: 300,
+      total_tokens: 2306,
+      prompt_tokens_details: { cached_tokens: 1920 },
+    });
+    expect(usage('{"prompt_tokens":5,"cached_tokens":4}')).not.toHaveProperty('prompt_tokens_details');
+    expect(usage('{"prompt_tokens":5,"x":{"cached_tokens":4}}')).not.toHaveProperty('prompt_tokens_details');
+    expect(usage('{"prompt_tokens":5,"prompt_tokens_details":{"cached_tokens":"4"}}')).not.toHaveProperty('prompt_tokens_details');
+    expect(usage('{"prompt_tokens":5,"prompt_tokens_details":{"x":{"cached_tokens":4}}}')).not.toHaveProperty('prompt_tokens_details');
+    expect(usage('{"prompt_tokens":5,"prompt_tokens_details":null}')).not.toHaveProperty('prompt_tokens_details');
   });
 
   it('agrees with JSON.parse about which members count: top level only, the last of repeats', () => {

@@ -225,27 +225,36 @@ function indexAfter(b: Uint8Array, i: number, seen: Uint32Array, gen: number): n
 }
 
 /**
- * The three counts of the usage object spanning from..to, read in place (the
- * gateway needs nothing else of it: cost, token limits and the trace take
- * these). A count that is not a plain non-negative number is left out.
+ * The three counts of the usage object spanning from..to, read in place, and
+ * `prompt_tokens_details.cached_tokens` when there (the gateway needs nothing
+ * else of it: cost, token limits and the trace take these; the cache hits may
+ * have a price of their own). A count that is not a plain non-negative number
+ * is left out.
  */
 function usageOf(b: Uint8Array, from: number, to: number): Usage | null {
   if (from === -1 || to === -1) return null;
   let prompt: number | undefined;
   let completion: number | undefined;
   let total: number | undefined;
+  let cached: number | undefined;
   let depth = 0;
+  /** The depth-2 object being read is `prompt_tokens_details`: set on its key, cleared when the next depth-1 key comes. */
+  let inDetails = false;
   for (let i = from; i < to; i++) {
     const c = b[i]!;
     if (c === OPEN_OBJ || c === OPEN_ARR) depth++;
     else if (c === CLOSE_OBJ || c === CLOSE_ARR) depth--;
     else if (c === QUOTE) {
       const end = stringEnd(b, i);
-      if (depth !== 1) {
-        i = end;
+      let which = 0;
+      if (depth === 1) {
+        which = keyIs(b, i + 1, end, 'prompt_tokens') ? 1 : keyIs(b, i + 1, end, 'completion_tokens') ? 2 : keyIs(b, i + 1, end, 'total_tokens') ? 3 : 0;
+        inDetails = which === 0 && keyIs(b, i + 1, end, 'prompt_tokens_details');
+      } else if (depth === 2 && inDetails && keyIs(b, i + 1, end, 'cached_tokens')) which = 4;
+      if (which === 0) {
+        i = end; // any other key, or a string value
         continue;
       }
-      const which = keyIs(b, i + 1, end, 'prompt_tokens') ? 1 : keyIs(b, i + 1, end, 'completion_tokens') ? 2 : keyIs(b, i + 1, end, 'total_tokens') ? 3 : 0;
       let j = end + 1;
       while (isWs(b[j]!)) j++;
       if (b[j] !== COLON) {
@@ -262,9 +271,12 @@ function usageOf(b: Uint8Array, from: number, to: number): Usage | null {
         if (which === 1) prompt = n;
         else if (which === 2) completion = n;
         else if (which === 3) total = n;
+        else cached = n;
       }
       i = j - 1;
     }
   }
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } as Usage;
+  const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } as Usage;
+  if (cached !== undefined) usage.prompt_tokens_details = { cached_tokens: cached };
+  return usage;
 }

@@ -255,6 +255,8 @@ export class StreamTally {
   /** The last closed attempt's counts, as added to the totals (priced at its own deployment's price). */
   lastPrompt = 0;
   lastCompletion = 0;
+  /** Of lastPrompt, the cache hits its upstream reported (none when the gateway counted the prompt itself). */
+  lastCached: number | undefined = undefined;
 
   closeAttempt(promptTokensEstimate: number): number {
     // Text still held at a stop's seam (the attempt cut, or the client gone): never sent, but
@@ -273,6 +275,7 @@ export class StreamTally {
     this.totals.total_tokens += prompt + completion;
     this.lastPrompt = prompt;
     this.lastCompletion = completion;
+    this.lastCached = tokenCount((u?.prompt_tokens_details as { cached_tokens?: unknown } | null | undefined)?.cached_tokens);
     this.attemptsCounted++;
     this.attemptUsage = undefined;
     this.attemptChars = 0;

@@ -1,0 +1,76 @@
+/**
+ * A deployment whose price names `cachedInput` has its prompt cache's hits
+ * (`prompt_tokens_details.cached_tokens`, as OpenAI reports them) priced at
+ * that, over real sockets, buffered and streamed: the trace's cost is what the
+ * provider bills, not every prompt token at the full input price.
+ */
+import type { ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TraceRecord } from '../../src/observability/events.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { chunk, sseHead, startRawUpstream, type RawHit } from '../helpers/raw-upstream.js';
+
+const USAGE = { prompt_tokens: 2000, completion_tokens: 100, total_tokens: 2100, prompt_tokens_details: { cached_tokens: 1500, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } };
+// 500 uncached at 3 $/M, 1,500 cached at 0.3 $/M, 100 out at 15 $/M
+const BILLED = (500 * 3 + 1500 * 0.3 + 100 * 15) / 1e6;
+const UNDISCOUNTED = (2000 * 3 + 100 * 15) / 1e6;
+
+let closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of closers.reverse()) await c();
+  closers = [];
+});
+
+function answer(res: ServerResponse, hit: RawHit): void {
+  if (hit.body.stream === true) {
+    sseHead(res);
+    res.write(chunk('m', { role: 'assistant', content: 'from the cache' }));
+    res.write(chunk('m', {}, 'stop'));
+    res.end(`data: ${JSON.stringify({ id: 'u', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: USAGE })}\n\ndata: [DONE]\n\n`);
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'from the cache' }, finish_reason: 'stop' }], usage: USAGE }));
+}
+
+async function setup(price: Record<string, number>): Promise<{ gw: TestGateway; traces: TraceRecord[] }> {
+  const upstream = await startRawUpstream(answer);
+  closers.push(() => upstream.close());
+  const gw = await startGateway({
+    providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
+    models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm', price }] }],
+  });
+  closers.push(() => gw.close(0));
+  const traces: TraceRecord[] = [];
+  gw.gateway.bus.on('request', (t) => traces.push(t));
+  return { gw, traces };
+}
+
+const ask = (gw: TestGateway, stream: boolean) =>
+  fetch(`${gw.baseURL}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'chat', stream, messages: [{ role: 'user', content: 'the long shared prefix…' }] }),
+  });
+
+describe('prompt cache hits priced at cachedInput', () => {
+  for (const stream of [false, true]) {
+    it(`${stream ? 'streamed' : 'buffered'}: the trace's cost prices the hits at cachedInput, and the answer's usage is the upstream's`, async () => {
+      const { gw, traces } = await setup({ input: 3, output: 15, cachedInput: 0.3 });
+      const res = await ask(gw, stream);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      if (!stream) expect(JSON.parse(text).usage).toEqual(USAGE);
+      await expect.poll(() => traces.length).toBe(1);
+      expect(traces[0]!.usage).toEqual({ promptTokens: 2000, completionTokens: 100 });
+      expect(traces[0]!.costUsd).toBeCloseTo(BILLED, 12);
+    });
+  }
+
+  it('without cachedInput, every prompt token is priced as input, as before', async () => {
+    const { gw, traces } = await setup({ input: 3, output: 15 });
+    await (await ask(gw, false)).text();
+    await expect.poll(() => traces.length).toBe(1);
+    expect(traces[0]!.costUsd).toBeCloseTo(UNDISCOUNTED, 12);
+  });
+});
