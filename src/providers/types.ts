@@ -91,8 +91,9 @@ export interface ProviderAdapter {
   /** The most texts one embeddings call carries, when the provider caps it: more are sent as several calls, each paced. */
   readonly embeddingBatch?: number;
   /**
-   * The upstream refused a parameter that this adapter can send another way: learn to, and say
-   * so (true), and the executor asks the same candidate again at once. Called on the error path only.
+   * The upstream refused a parameter that this adapter can send another way: learn to (or have
+   * learnt it already, from another request's refusal), and say so (true), and the executor asks
+   * the same candidate again at once. Called on the error path only.
    */
   adaptTo?(err: UpstreamError, model: string): boolean;
   close(): Promise<void>;

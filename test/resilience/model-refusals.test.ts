@@ -166,3 +166,42 @@ describe('a model that refuses a value only it does not take', () => {
     expect(classic.hits).toHaveLength(0);
   });
 });
+
+describe('requests in flight when a model is learnt to refuse max_tokens', () => {
+  it('each is asked again with max_completion_tokens, not only the one whose refusal came first', async () => {
+    // Both requests reach the upstream before either refusal is sent: the second refusal
+    // arrives when the adapter has already learnt the model from the first.
+    let refuseAll!: () => void;
+    const bothIn = new Promise<void>((r) => (refuseAll = r));
+    let withMaxTokens = 0;
+    const upstream = await startRawUpstream(async (res, hit) => {
+      if (hit.body.max_tokens !== undefined) {
+        if (++withMaxTokens === 2) refuseAll();
+        await bothIn;
+        return refuse(res, "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", 'max_tokens', 'unsupported_parameter');
+      }
+      answer(res, hit, 'thought it through');
+    });
+    closers.push(() => upstream.close());
+    const gw = await startGateway({
+      resilience: { maxRetries: 0 },
+      providers: [{ id: 'r', type: 'openai', baseUrl: upstream.url }],
+      models: [{ name: 'think', deployments: [{ provider: 'r', model: 'o3-mini' }] }],
+    });
+    closers.push(() => gw.close(0));
+    const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'unused', maxRetries: 0 });
+    const ask = () =>
+      client.chat.completions.create({ model: 'think', messages, max_tokens: 50 }).then(
+        (r) => r.choices[0]!.message.content,
+        (e: unknown) => (e instanceof OpenAI.APIError ? `${e.status} ${e.message}` : String(e)),
+      );
+    const [a, b] = await Promise.all([ask(), ask()]);
+    expect([a, b]).toEqual(['thought it through', 'thought it through']);
+    expect(upstream.hits.map((h) => [h.body.max_tokens, h.body.max_completion_tokens])).toEqual([
+      [50, undefined],
+      [50, undefined],
+      [undefined, 50],
+      [undefined, 50],
+    ]);
+  });
+});

@@ -126,10 +126,16 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
     }
   }
 
-  /** A model that refused the client's `max_tokens` and names `max_completion_tokens` instead is sent that from now on. */
+  /**
+   * A model that refused the client's `max_tokens` and names `max_completion_tokens` instead is
+   * sent that from now on. Already learnt is still true: a request sent before another's refusal
+   * taught it (several in flight as the model is first asked) is asked again too, not refused.
+   * The executor asks again once a candidate, so this never loops.
+   */
   adaptTo(err: UpstreamError, model: string): boolean {
     if (err.providerCode !== 'unsupported_parameter' || err.param !== 'max_tokens') return false;
-    if (this.completionTokensOnly.has(model) || this.completionTokensOnly.size >= MAX_RENAMED_MODELS) return false;
+    if (this.completionTokensOnly.has(model)) return true;
+    if (this.completionTokensOnly.size >= MAX_RENAMED_MODELS) return false;
     this.completionTokensOnly.add(model);
     return true;
   }
