@@ -19,6 +19,7 @@ import { AttemptScope } from './attempt-scope.js';
 import type { Health } from './health.js';
 import {
   allNotFound,
+  allRefused,
   asAnswer,
   clientErrorFor,
   deadlineError,
@@ -126,10 +127,10 @@ export class Executor {
     let policyError: UpstreamError | undefined;
     /**
      * The first refusal of the request by one candidate only (an adapter that could not express it,
-     * a model that does not take one of its parameters), and how many candidates refused so.
+     * a model that does not take one of its parameters): the answer if every candidate's last word
+     * was such a refusal (notes marked `refused`).
      */
     let refusedHere: UpstreamError | undefined;
-    let refusedHereCount = 0;
     /** The latest 404: the answer when every candidate's model turned out missing. */
     let notFound: UpstreamError | undefined;
 
@@ -240,8 +241,7 @@ export class Executor {
             trace.message = `${err.label} for this provider`;
             this.emitAttempt(run, cand, trace);
             refusedHere ??= err;
-            refusedHereCount++;
-            notes.push({ deployment: d.key, label: err.label });
+            notes.push({ deployment: d.key, label: err.label, refused: true });
             break;
           }
           // A stream's head may have come (openUntilCommit set its 200) before it failed: keep it.
@@ -269,11 +269,9 @@ export class Executor {
           else health.release(d.stateKey, admission.probe);
           if (decision.cooldownMs > 0) health.cooldown(d.stateKey, decision.cooldownMs, err.category, err.message);
           if (err.category === 'not_found') notFound = err;
-          if (err.category === 'invalid_request' && decision.next === 'failover') {
-            refusedHere ??= err;
-            refusedHereCount++;
-          }
-          notes.push({ deployment: d.key, label: err.label, notFound: err.category === 'not_found' });
+          const refused = err.category === 'invalid_request' && decision.next === 'failover';
+          if (refused) refusedHere ??= err;
+          notes.push({ deployment: d.key, label: err.label, notFound: err.category === 'not_found', refused });
           // Not before its breaker lets a probe through, when this failure opened it.
           candidateRetryAt = Math.max(decision.cooldownMs > 0 ? clock.now() + decision.cooldownMs : clock.now() + 1000, health.retryAt(d.stateKey));
 
@@ -328,7 +326,7 @@ export class Executor {
     if (policyError) throw clientErrorFor(policyError);
     if (contextError) throw clientErrorFor(contextError);
     // No candidate could even express it: the client's request is the problem, not availability.
-    if (refusedHere && refusedHereCount === notes.length) throw clientErrorFor(refusedHere);
+    if (refusedHere && allRefused(notes)) throw clientErrorFor(refusedHere);
     if (notFound && allNotFound(notes)) throw new ModelNotFoundError(notFound);
     if (run.deadlineAt <= clock.now()) throw deadlineError();
     throw exhaustedError(notes, retryAt === Number.POSITIVE_INFINITY ? clock.now() + 1000 : retryAt, clock.now());

@@ -82,6 +82,8 @@ export interface FailureNote {
   label: string;
   /** The upstream answered 404: the deployment's model does not exist there. */
   notFound?: boolean;
+  /** This candidate alone refused the request (it could not express it, or its model does not take a parameter). */
+  refused?: boolean;
 }
 
 /**
@@ -92,6 +94,18 @@ export function allNotFound(notes: readonly FailureNote[]): boolean {
   const last = new Map<string, boolean>();
   for (const n of notes) last.set(n.deployment, n.notFound === true);
   for (const notFound of last.values()) if (!notFound) return false;
+  return last.size > 0;
+}
+
+/**
+ * Every candidate's last word was a refusal of the request by it alone: none can serve it,
+ * so the client's request is the problem, not availability. The last, as a candidate that met
+ * a 503 and was refused on its retry has refused it all the same.
+ */
+export function allRefused(notes: readonly FailureNote[]): boolean {
+  const last = new Map<string, boolean>();
+  for (const n of notes) last.set(n.deployment, n.refused === true);
+  for (const refused of last.values()) if (!refused) return false;
   return last.size > 0;
 }
 

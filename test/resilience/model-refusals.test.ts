@@ -167,6 +167,37 @@ describe('a model that refuses a value only it does not take', () => {
   });
 });
 
+describe('a refusal that follows another failure on the same candidate', () => {
+  it('is still the answer: a 503 the candidate recovered from is not a candidate that might take the request', async () => {
+    // The first call meets a 503 (retried: one retry allowed), the retry the refusal.
+    const upstream = await startRawUpstream((res, hit, n) => {
+      if (n === 1) {
+        res.writeHead(503, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'The server is temporarily unavailable', type: 'server_error', param: null, code: null } }));
+        return;
+      }
+      if (hit.body.temperature !== undefined && hit.body.temperature !== 1) {
+        return refuse(res, `Unsupported value: 'temperature' does not support ${String(hit.body.temperature)} with this model. Only the default (1) value is supported.`, 'temperature', 'unsupported_value');
+      }
+      answer(res, hit, 'thought it through');
+    });
+    closers.push(() => upstream.close());
+    const gw = await startGateway({
+      resilience: { maxRetries: 1, backoff: { baseMs: 1, maxMs: 1 } },
+      providers: [{ id: 'r', type: 'openai', baseUrl: upstream.url }],
+      models: [{ name: 'think', deployments: [{ provider: 'r', model: 'o3-mini' }] }],
+    });
+    closers.push(() => gw.close(0));
+    const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'unused', maxRetries: 0 });
+    const err = (await client.chat.completions.create({ model: 'think', messages, temperature: 0.2 }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect(upstream.hits).toHaveLength(2);
+    // Not "all candidates unavailable, retry in a second": asked again, it is refused again.
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.param).toBe('temperature');
+    expect(err.message).toContain("'temperature' does not support 0.2 with this model");
+  });
+});
+
 describe('requests in flight when a model is learnt to refuse max_tokens', () => {
   it('each is asked again with max_completion_tokens, not only the one whose refusal came first', async () => {
     // Both requests reach the upstream before either refusal is sent: the second refusal
