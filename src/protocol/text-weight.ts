@@ -5,8 +5,9 @@
  * EXTRA_BYTE_TOKENS for each UTF-8 byte beyond one per UTF-16 unit (one native
  * call; none for ASCII, so English weighs its length / 4 exactly). How that
  * compares with real tokenizers: limits/estimate-tokens.ts. Routing's cheap
- * bound (routing/requirements.ts: context windows, and pacing a request too
- * small to count exactly) and the estimate's own bound both use it.
+ * bound (routing/requirements.ts: pacing a request too small to count exactly)
+ * and the estimate's own bound both use it. Not the context-window filter: a
+ * bound above the truth there skips deployments the request fits.
  */
 
 /** Tokens per UTF-8 byte beyond one per UTF-16 unit: a two-byte letter ~1 token with its ¼, a CJK character ~1.75, an emoji ~2. */

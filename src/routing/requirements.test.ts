@@ -99,6 +99,8 @@ describe('chatRequirements', () => {
     const r = chatRequirements(chat({ messages: [{ role: 'user', content: japanese }] }));
     expect(r.promptTokens).toBeGreaterThanOrEqual(japanese.length);
     expect(r.promptTokens).toBe(Math.ceil(japanese.length / 4 + (720 - 240) * 0.75) + 4);
+    // Not for the context-window filter: that figure must not skip a deployment the prompt fits.
+    expect(r.estimatedTokens).toBe(Math.ceil(japanese.length / 4) + 4);
     // In text parts, tool calls and tool definitions too.
     const tools = [{ type: 'function' as const, function: { name: 'suche', description: 'Ищет документы по запросу', parameters: { type: 'object' } } }];
     const withTools = chatRequirements(chat({ messages: [{ role: 'user', content: [{ type: 'text', text: japanese }] }], tools }));

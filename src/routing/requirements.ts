@@ -1,7 +1,7 @@
 /**
  * What a request needs from a deployment, read once per request: the features
- * it uses and a cheap bound of its size, for context-window filtering and for
- * pacing a request too small to be worth counting exactly.
+ * it uses, a lenient rough size for context-window filtering, and a cheap bound
+ * of its size for pacing a request too small to be worth counting exactly.
  */
 import type { Capability } from '../config/types.js';
 import type { ChatRequest, EmbeddingsRequest } from '../protocol/openai.js';
@@ -12,7 +12,13 @@ export interface Requirements {
   needs: Capability[];
   /** The prompt's rough size in tokens: its text weighed by protocol/text-weight.ts, images and framing. */
   promptTokens: number;
-  /** promptTokens plus the completion budget the client set (none: 0): what must fit a context window. */
+  /**
+   * What must fit a context window: the prompt at ~4 characters a token, non-ASCII text not
+   * weighed, plus the completion budget the client set (none: 0). A filter skips deployments
+   * before any call, so it must not skip one the request fits: weighed, a Chinese or Russian
+   * prompt came to 2-4× what gpt-4o counts. One that does not fit after all is refused by the
+   * upstream for context length, and the chain moves on to larger windows (executor.ts).
+   */
   estimatedTokens: number;
   /**
    * What the call may consume, reserved against tpm limits when the prompt is too small to be
@@ -71,14 +77,15 @@ export function chatRequirements(req: ChatRequest): Requirements {
   const rf = req.response_format?.type;
   if (rf === 'json_object' || rf === 'json_schema') needs.push('json');
   if (req.stream) needs.push('streaming');
-  const promptTokens = Math.ceil(chars / CHARS_PER_TOKEN + extra) + images * IMAGE_TOKENS + req.messages.length * 4;
+  const fixed = images * IMAGE_TOKENS + req.messages.length * 4;
+  const promptTokens = Math.ceil(chars / CHARS_PER_TOKEN + extra) + fixed;
   const budget = req.max_completion_tokens ?? req.max_tokens;
   const n = req.n != null && req.n > 1 ? req.n : 1;
   return {
     needs,
     promptChars: chars,
     promptTokens,
-    estimatedTokens: promptTokens + (budget ?? 0),
+    estimatedTokens: Math.ceil(chars / CHARS_PER_TOKEN) + fixed + (budget ?? 0),
     paceTokens: promptTokens + (budget ?? DEFAULT_COMPLETION_TOKENS) * n,
   };
 }
