@@ -33,6 +33,7 @@
  */
 import type { ChatMessage, ChatRequest, EmbeddingsRequest } from '../protocol/openai.js';
 import { DEFAULT_COMPLETION_TOKENS, extraTokens } from '../protocol/text-weight.js';
+import { isAsciiBody } from '../protocol/raw-body.js';
 
 export { DEFAULT_COMPLETION_TOKENS, EXTRA_BYTE_TOKENS } from '../protocol/text-weight.js';
 
@@ -188,8 +189,8 @@ export function estimatePromptTokens(req: ChatRequest, model: string): number {
       // The bound stands.
     }
   }
-  // Measured here, not in tally(): the exact path has no use for the bytes.
-  text ??= fixed + bound(chars, sumText(req.messages, extraTokens), enc);
+  // Measured here, not in tally(): the exact path has no use for the bytes; nor a body known to be ASCII.
+  text ??= fixed + bound(chars, isAsciiBody(req) ? 0 : sumText(req.messages, extraTokens), enc);
   return text + definitionTokens(req);
 }
 

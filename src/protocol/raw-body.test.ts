@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forgetRawBody, leadFor, rememberRawBody, splicedBody } from './raw-body.js';
+import { forgetRawBody, isAsciiBody, leadFor, rememberRawBody, splicedBody } from './raw-body.js';
 
 /** Parse `text` as the server does, keep its bytes, and splice `target` in. */
 function splice(text: string, target: string): string | undefined {
@@ -66,6 +66,23 @@ describe('splicedBody', () => {
     expect(splicedBody(req, 'x')).toBeDefined();
     forgetRawBody(req);
     expect(splicedBody(req, 'x')).toBeUndefined();
+  });
+});
+
+describe('isAsciiBody', () => {
+  const kept = (text: string) => {
+    const parsed = JSON.parse(text) as { model: string };
+    rememberRawBody(parsed, Buffer.from(text), text);
+    return parsed;
+  };
+
+  it('is true only for kept bytes one a character: any non-ASCII character, or a body not kept (a \\u escape could spell one), is not known ASCII', () => {
+    expect(isAsciiBody(kept('{"model":"chat","messages":[{"role":"user","content":"hello"}]}'))).toBe(true);
+    expect(isAsciiBody(kept('{"model":"chat","messages":[{"role":"user","content":"日本語"}]}'))).toBe(false);
+    expect(isAsciiBody(kept('{"model":"chat","messages":[{"role":"user","content":"\\u65e5"}]}'))).toBe(false); // not kept: it has a \u escape
+    expect(isAsciiBody(JSON.parse('{"model":"chat"}') as object)).toBe(false); // never kept
+    const req = kept('{"model":"chat","messages":[]}');
+    expect(isAsciiBody({ ...req })).toBe(false); // a derived copy is not what the bytes were
   });
 });
 

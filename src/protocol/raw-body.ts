@@ -30,6 +30,8 @@ interface RawBody {
   asked: string;
   /** Byte offset just past the model's closing quote. */
   tail: number;
+  /** One byte a character, and (as every kept body) no `\u` escape: every string parsed from it is ASCII. */
+  ascii: boolean;
 }
 
 const kRaw = Symbol('switchyard.rawBody');
@@ -47,7 +49,17 @@ export function rememberRawBody(parsed: { model?: unknown }, bytes: Buffer, text
   const asked = text.slice(LEAD.length, close);
   if (parsed.model !== asked) return; // an escape in the name, or a later key won
   if (hasModelKey(text, close + 1) || hasUnicodeEscape(text)) return;
-  (parsed as Holder)[kRaw] = { owner: parsed, bytes, asked, tail: LEAD.length + Buffer.byteLength(asked) + 1 };
+  (parsed as Holder)[kRaw] = { owner: parsed, bytes, asked, tail: LEAD.length + Buffer.byteLength(asked) + 1, ascii: bytes.length === text.length };
+}
+
+/**
+ * Every string of `parsed` is ASCII, as known for free at parse time (its kept bytes were one a
+ * character, with no `\u` escape): text weighing (protocol/text-weight.ts) need not measure a
+ * 100 KB prompt's bytes to find none beyond its length. False when unknown (bytes not kept).
+ */
+export function isAsciiBody(parsed: object): boolean {
+  const raw = (parsed as Holder)[kRaw];
+  return raw !== undefined && raw.owner === parsed && raw.ascii;
 }
 
 /**

@@ -5,6 +5,7 @@ import type { ChatRequest } from '../protocol/openai.js';
 import { makeDeployment, type Deployment } from './deployment.js';
 import { chatRequirements, embeddingsRequirements, supports, unmetRequirement } from './requirements.js';
 import { DEFAULT_COMPLETION_TOKENS } from '../protocol/text-weight.js';
+import { rememberRawBody } from '../protocol/raw-body.js';
 
 const config = parseConfig(
   {
@@ -105,6 +106,19 @@ describe('chatRequirements', () => {
     const tools = [{ type: 'function' as const, function: { name: 'suche', description: 'Ищет документы по запросу', parameters: { type: 'object' } } }];
     const withTools = chatRequirements(chat({ messages: [{ role: 'user', content: [{ type: 'text', text: japanese }] }], tools }));
     expect(withTools.promptTokens).toBeGreaterThan(r.promptTokens + JSON.stringify(tools).length / 4);
+  });
+
+  it('weighs a body the server kept by what its bytes say: non-ASCII bytes are weighed, ASCII ones weigh their length', () => {
+    const parse = (text: string) => {
+      const req = JSON.parse(text) as ChatRequest;
+      rememberRawBody(req, Buffer.from(text), text);
+      return req;
+    };
+    const japanese = 'これは日本語の文章です。'.repeat(20);
+    const kept = chatRequirements(parse(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: japanese }] })));
+    expect(kept.promptTokens).toBe(chatRequirements(chat({ messages: [{ role: 'user', content: japanese }] })).promptTokens);
+    const english = chatRequirements(parse(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x'.repeat(40) }] })));
+    expect(english.promptTokens).toBe(Math.ceil(40 / 4) + 4);
   });
 
   it('embeddings need the embeddings capability only, and weigh their texts (token ids counted) for pacing; no context-window figure', () => {

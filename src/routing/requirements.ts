@@ -6,6 +6,7 @@
 import type { Capability } from '../config/types.js';
 import type { ChatRequest, EmbeddingsRequest } from '../protocol/openai.js';
 import { DEFAULT_COMPLETION_TOKENS, extraTokens } from '../protocol/text-weight.js';
+import { isAsciiBody } from '../protocol/raw-body.js';
 import type { Deployment } from './deployment.js';
 
 export interface Requirements {
@@ -36,26 +37,28 @@ const IMAGE_TOKENS = 800;
 export function chatRequirements(req: ChatRequest): Requirements {
   const needs: Capability[] = [];
   let chars = 0;
-  // Non-ASCII text weighs more than its length / 4 (a CJK character ~1.75 tokens): ~18 ns a string.
+  // Non-ASCII text weighs more than its length / 4 (a CJK character ~1.75 tokens): ~18 ns a short
+  // string, ~20 µs a 100 KB one, so not measured when the body is known to be ASCII.
+  const weigh = !isAsciiBody(req);
   let extra = 0;
   let images = 0;
   for (const m of req.messages) {
     const c = m.content;
     if (typeof c === 'string') {
       chars += c.length;
-      extra += extraTokens(c);
+      if (weigh) extra += extraTokens(c);
     } else if (Array.isArray(c)) {
       for (const p of c) {
         if (p.type === 'text' && typeof p.text === 'string') {
           chars += p.text.length;
-          extra += extraTokens(p.text);
+          if (weigh) extra += extraTokens(p.text);
         } else if (p.type === 'image_url') images++;
       }
     }
     if (m.tool_calls) {
       const json = JSON.stringify(m.tool_calls);
       chars += json.length;
-      extra += extraTokens(json);
+      if (weigh) extra += extraTokens(json);
     }
   }
   let definitions: unknown[] | undefined;
@@ -71,7 +74,7 @@ export function chatRequirements(req: ChatRequest): Requirements {
   if (definitions) {
     const json = JSON.stringify(definitions);
     chars += json.length;
-    extra += extraTokens(json);
+    if (weigh) extra += extraTokens(json);
   }
   if (images > 0) needs.push('vision');
   const rf = req.response_format?.type;
