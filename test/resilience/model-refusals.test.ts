@@ -59,7 +59,8 @@ async function setup(): Promise<Setup> {
   const reasoning = await startRawUpstream((res, hit) => {
     const b = hit.body;
     if (b.user === 'bad') return refuse(res, "Invalid value: 'robot'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.", 'messages[0].role', 'invalid_value');
-    if (String(b.model).startsWith('o3')) {
+    // An Azure deployment's name is the operator's own: nothing in it says "reasoning model".
+    if (String(b.model).startsWith('o3') || b.model === 'prod-reasoner') {
       if (b.max_tokens !== undefined) {
         return refuse(res, "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", 'max_tokens', 'unsupported_parameter');
       }
@@ -76,14 +77,16 @@ async function setup(): Promise<Setup> {
     providers: [
       { id: 'r', type: 'openai', baseUrl: reasoning.url },
       { id: 'c', type: 'openai', baseUrl: classic.url },
+      { id: 'az', type: 'azure', baseUrl: reasoning.url.replace(/\/v1$/, ''), apiKey: '${AZ_KEY}' },
     ],
     models: [
       { name: 'think', deployments: [{ provider: 'r', model: 'o3-mini' }] },
       { name: 'plain', deployments: [{ provider: 'r', model: 'gpt-4.1' }] },
       { name: 'mixed', deployments: [{ provider: 'r', model: 'o3-mini' }], fallbacks: ['classic'] },
       { name: 'classic', deployments: [{ provider: 'c', model: 'gpt-4o' }] },
+      { name: 'azure-think', deployments: [{ provider: 'az', model: 'prod-reasoner' }] },
     ],
-  });
+  }, { env: { AZ_KEY: 'az-key-0123456789' } });
   closers.push(() => gw.close(0));
   return { gw, reasoning, classic, client: new OpenAI({ baseURL: gw.baseURL, apiKey: 'unused', maxRetries: 0 }) };
 }
@@ -121,6 +124,17 @@ describe('a model that refuses max_tokens and names max_completion_tokens', () =
     expect(reasoning.hits).toHaveLength(5);
     // The deployment did nothing wrong: its breaker (one failure opens it) is closed.
     expect(gw.gateway.health.state('r/o3-mini')).toBe('closed');
+  });
+
+  it('is learnt on Azure too, where the deployment name says nothing of the model', async () => {
+    const { client, reasoning } = await setup();
+    const r = await client.chat.completions.create({ model: 'azure-think', messages, max_tokens: 40 }).withResponse();
+    expect(r.data.choices[0]!.message.content).toBe('thought it through');
+    expect(reasoning.hits.map((h) => [h.body.max_tokens, h.body.max_completion_tokens])).toEqual([
+      [40, undefined],
+      [undefined, 40],
+    ]);
+    expect(reasoning.hits[1]!.headers['api-key']).toBe('az-key-0123456789');
   });
 
   it('is learnt for that model only: another model of the same provider still gets max_tokens, as the client sent it', async () => {
