@@ -174,6 +174,46 @@ describe('native streams with a field of the wrong type', () => {
   });
 });
 
+describe('anthropic tool calls whose id or name is not a string', () => {
+  // Found by the upstream fuzz: String() of an array nested some thousands deep overflowed the stack (a 500).
+  const deepArray = '['.repeat(20_000) + ']'.repeat(20_000);
+  /** JSON text of `v` with the string "DEEP" replaced by the deep array (JSON.stringify could not write it). */
+  const withDeep = (v: unknown) => JSON.stringify(v).replace('"DEEP"', deepArray);
+
+  it('buffered: the call reaches the client with id and name as strings (empty), not a 500', async () => {
+    const r = await askThrough(
+      'anthropic',
+      withDeep({
+        id: 'msg_d',
+        type: 'message',
+        role: 'assistant',
+        model: 'm',
+        content: [{ type: 'tool_use', id: 'DEEP', name: { a: 1 }, input: { city: 'Paris' } }],
+        stop_reason: 'tool_use',
+        usage: { input_tokens: 3, output_tokens: 2 },
+      }),
+    );
+    expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
+    expect(r.body.choices[0].message.tool_calls).toEqual([{ id: '', type: 'function', function: { name: '', arguments: '{"city":"Paris"}' } }]);
+  });
+
+  it('streamed: likewise', async () => {
+    const events = [
+      { type: 'message_start', message: { id: 'msg_d', type: 'message', role: 'assistant', model: 'm', content: [], usage: { input_tokens: 3, output_tokens: 0 } } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'DEEP', input: {} } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{}' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 5 } },
+      { type: 'message_stop' },
+    ];
+    const r = await streamThrough('anthropic', events.map((e) => `event: ${e.type}\ndata: ${withDeep(e)}\n\n`).join(''));
+    expect(r.status).toBe(200);
+    expect(sseData(r.text).at(-1), r.text.slice(-300)).toBe('[DONE]');
+    const calls = r.chunks.flatMap((c) => c.choices[0]?.delta?.tool_calls ?? []);
+    expect(calls[0]).toMatchObject({ id: 'toolu_1', function: { name: '' } });
+  });
+});
+
 describe('native streams that go on after their finish', () => {
   it('anthropic: text sent after the message_delta that carried the stop_reason is not the answer', async () => {
     const events = [

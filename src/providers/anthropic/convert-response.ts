@@ -53,6 +53,13 @@ function num(n: unknown): number {
 }
 
 /**
+ * A tool_use block's `id` or `name` when it is a string, else '' (as when absent). Not
+ * String(): that joins an array's items recursively, so an id nested some thousands of
+ * arrays deep overflowed the stack, a 500 from the gateway's own code.
+ */
+export const stringOr = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/**
  * @param prefillTrim whitespace trimmed off the request's final assistant
  *   prefill: the client already has it, so it is removed again from the start
  *   of the continuation when the model repeats it.
@@ -66,9 +73,9 @@ export function toChatCompletion(msg: AnthropicMessage, created: number, prefill
     if (block.type === 'text' && typeof block.text === 'string') text += block.text;
     else if (block.type === 'tool_use') {
       toolCalls.push({
-        id: String(block.id ?? ''),
+        id: stringOr(block.id),
         type: 'function',
-        function: { name: String(block.name ?? ''), arguments: toolArgumentsJson(block.input ?? {}) },
+        function: { name: stringOr(block.name), arguments: toolArgumentsJson(block.input ?? {}) },
       });
     }
     // thinking, redacted_thinking and server-tool blocks have no OpenAI form.

@@ -19,7 +19,7 @@ import { SseParser } from '../sse.js';
 import type { ChunkStream, UpstreamHeaders } from '../types.js';
 import type { ChatCompletionChunk, ChunkDelta, FinishReason } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import { overlap, toUsage } from './convert-response.js';
+import { overlap, stringOr, toUsage } from './convert-response.js';
 import { anthropicStreamError } from './errors.js';
 import { mapStopReason } from './map-stop-reason.js';
 import type { AnthropicUsage } from './wire.js';
@@ -173,9 +173,9 @@ export class AnthropicChunkStream implements ChunkStream {
         tool_calls: [
           {
             index: ordinal,
-            id: String(block.id ?? ''),
+            id: stringOr(block.id),
             type: 'function',
-            function: { name: String(block.name ?? ''), arguments: full ? toolArgumentsJson(input) : '' },
+            function: { name: stringOr(block.name), arguments: full ? toolArgumentsJson(input) : '' },
           },
         ],
       });
