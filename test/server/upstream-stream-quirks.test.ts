@@ -112,6 +112,25 @@ describe('odd upstream streams', () => {
     expect(r.values.at(-1)).toBe('[DONE]');
   });
 
+  it('a chunk whose choices hold an array, or whose tool_calls hold one, is skipped as malformed (found by the upstream fuzz)', async () => {
+    const ev = (choices: unknown) => `data: ${JSON.stringify({ id: 'c5', object: 'chat.completion.chunk', created: 1, model: 'm', choices })}\n\n`;
+    const r = await streamThrough(async (res) => {
+      sseHead(res);
+      res.write(chunk('m', { role: 'assistant', content: '' }));
+      res.write(ev([[{ delta: { content: 'X' } }]]));
+      res.write(chunk('m', { content: 'Hi' }));
+      await sleep(2);
+      res.write(ev([{ index: 0, delta: { tool_calls: [[{ index: 0 }]] }, finish_reason: null }]));
+      res.write(chunk('m', { content: ' there' }));
+      res.write(chunk('m', {}, 'stop'));
+      res.end('data: [DONE]\n\n');
+    });
+    expect(r.status).toBe(200);
+    expect(contentOf(r.values)).toBe('Hi there');
+    expect(r.body).not.toContain('[[');
+    expect(r.values.at(-1)).toBe('[DONE]');
+  });
+
   it('a tool_calls delta holding a null, or an object where the list belongs, is skipped as malformed and does not break the stream, before the first token or after it', async () => {
     const ev = (delta: unknown, finish: string | null = null) =>
       `data: ${JSON.stringify({ id: 'c4', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;

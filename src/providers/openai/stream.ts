@@ -15,7 +15,7 @@ const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true };
 
 /**
  * `choices` as everything downstream reads it: an array of objects, and a delta's
- * `tool_calls`, when there, an array of objects. A `null` in either is a malformed
+ * `tool_calls`, when there, an array of objects. A `null` (or an array) in either is a malformed
  * event (counted, skipped), not a crash — nor forwarded to a client SDK that
  * assembles tool calls by index and would throw on it.
  */
@@ -23,7 +23,8 @@ function isChoiceList(choices: unknown): boolean {
   if (!Array.isArray(choices)) return false;
   for (let i = 0; i < choices.length; i++) {
     const c: unknown = choices[i];
-    if (c === null || typeof c !== 'object') return false;
+    // An array is no choice either: it has no `delta` for the client to read.
+    if (c === null || typeof c !== 'object' || Array.isArray(c)) return false;
     const calls = (c as { delta?: { tool_calls?: unknown } | null }).delta?.tool_calls;
     if (calls !== undefined && calls !== null && !isObjectList(calls)) return false;
   }
@@ -34,7 +35,7 @@ function isObjectList(list: unknown): boolean {
   if (!Array.isArray(list)) return false;
   for (let i = 0; i < list.length; i++) {
     const v: unknown = list[i];
-    if (v === null || typeof v !== 'object') return false;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
   }
   return true;
 }
