@@ -151,8 +151,10 @@ export class StreamTally {
       }
     }
     // Kept only when it changed: each chunk's own copy of the same name would outlive the wait for the next.
+    // Only a name: a chunk relayed as it came may carry anything there, and the usage chunk the gateway
+    // writes with it could not be serialised from an array nested some thousands deep (the stream failed).
     const model = chunk.model;
-    if (model != null && model !== this.lastModel) this.lastModel = model;
+    if (typeof model === 'string' && model !== this.lastModel) this.lastModel = model;
     if (this.continuation) {
       if (!content) return undefined;
       // One response, one id and one creation time: continuation chunks are re-labelled (and so

@@ -131,6 +131,26 @@ describe('odd upstream streams', () => {
     expect(r.values.at(-1)).toBe('[DONE]');
   });
 
+  it('a chunk whose model is no name (an array nested some thousands deep) does not break the usage chunk the gateway writes (found by the upstream fuzz)', async () => {
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    const r = await streamThrough(
+      async (res) => {
+        sseHead(res);
+        res.write(chunk('m', { role: 'assistant', content: '' }));
+        res.write(chunk('m', { content: 'Hi' }));
+        res.write(chunk('m', {}, 'stop').replace('"model":"m"', `"model":${deep}`));
+        res.end('data: [DONE]\n\n');
+      },
+      {},
+      { stream_options: { include_usage: true } },
+    );
+    expect(r.status).toBe(200);
+    expect(r.body).not.toContain('"error"');
+    expect(contentOf(r.values)).toBe('Hi');
+    expect((r.values.at(-2) as { model: unknown; usage: unknown }).model).toBe('m');
+    expect(r.values.at(-1)).toBe('[DONE]');
+  });
+
   it('a tool_calls delta holding a null, or an object where the list belongs, is skipped as malformed and does not break the stream, before the first token or after it', async () => {
     const ev = (delta: unknown, finish: string | null = null) =>
       `data: ${JSON.stringify({ id: 'c4', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
