@@ -103,6 +103,25 @@ describe('scanJsonShape', () => {
     expect(usage('{"choices":[{}],"usage":{"details":{"prompt_tokens":5},"prompt_tokens":0,"completion_tokens":1,"total_tokens":1}}')).toEqual({ prompt_tokens: 0, completion_tokens: 1, total_tokens: 1 });
   });
 
+  it('agrees with JSON.parse about repeated usage members: the last one wins, also when it is no count or no details object', () => {
+    const usage = (u: string) => scanJsonShape(b(`{"choices":[{}],"usage":${u}}`), 'choices')!.usage;
+    // What the client reads from these bytes (JSON.parse) is what the trace, the limits and the cost take.
+    for (const u of [
+      '{"prompt_tokens":10,"prompt_tokens_details":{"cached_tokens":8},"prompt_tokens_details":{"audio_tokens":0}}',
+      '{"prompt_tokens":10,"prompt_tokens_details":{"cached_tokens":8},"prompt_tokens_details":null}',
+      '{"prompt_tokens":10,"prompt_tokens_details":{"cached_tokens":8},"prompt_tokens_details":3}',
+      '{"prompt_tokens":10,"prompt_tokens_details":{"cached_tokens":8,"cached_tokens":null}}',
+      '{"prompt_tokens":10,"prompt_tokens_details":{"cached_tokens":8,"cached_tokens":-1}}',
+    ]) {
+      expect(usage(u), u).toEqual({ prompt_tokens: 10 });
+      expect(JSON.parse(u).prompt_tokens_details?.cached_tokens ?? null, u).not.toBe(8);
+    }
+    expect(usage('{"prompt_tokens":10,"prompt_tokens_details":{"cached_tokens":8},"prompt_tokens_details":{"cached_tokens":6}}')).toEqual({ prompt_tokens: 10, prompt_tokens_details: { cached_tokens: 6 } });
+    expect(usage('{"prompt_tokens":10,"completion_tokens":2,"prompt_tokens":"x","completion_tokens":1.5}')).toEqual({});
+    // A string value spelled like the member is no member.
+    expect(usage('{"prompt_tokens_details":{"cached_tokens":8},"note":"prompt_tokens_details","prompt_tokens":10}')).toEqual({ prompt_tokens: 10, prompt_tokens_details: { cached_tokens: 8 } });
+  });
+
   it('bounds nesting', () => {
     const deep = `{"choices":[{}],"x":${'['.repeat(300)}${']'.repeat(300)}}`;
     expect(scanJsonShape(b(deep), 'choices')).toBeUndefined();

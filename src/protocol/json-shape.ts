@@ -248,8 +248,8 @@ function usageOf(b: Uint8Array, from: number, to: number): Usage | null {
       const end = stringEnd(b, i);
       let which = 0;
       if (depth === 1) {
-        which = keyIs(b, i + 1, end, 'prompt_tokens') ? 1 : keyIs(b, i + 1, end, 'completion_tokens') ? 2 : keyIs(b, i + 1, end, 'total_tokens') ? 3 : 0;
-        inDetails = which === 0 && keyIs(b, i + 1, end, 'prompt_tokens_details');
+        which = keyIs(b, i + 1, end, 'prompt_tokens') ? 1 : keyIs(b, i + 1, end, 'completion_tokens') ? 2 : keyIs(b, i + 1, end, 'total_tokens') ? 3 : keyIs(b, i + 1, end, 'prompt_tokens_details') ? 5 : 0;
+        inDetails = false;
       } else if (depth === 2 && inDetails && keyIs(b, i + 1, end, 'cached_tokens')) which = 4;
       if (which === 0) {
         i = end; // any other key, or a string value
@@ -263,16 +263,23 @@ function usageOf(b: Uint8Array, from: number, to: number): Usage | null {
       }
       j++;
       while (isWs(b[j]!)) j++;
+      if (which === 5) {
+        // A repeated member is read as JSON.parse reads it, the last one wins: hits named by an
+        // earlier prompt_tokens_details are not the answer's when a later one (or a null) replaced it.
+        cached = undefined;
+        inDetails = b[j] === OPEN_OBJ;
+        i = j - 1; // the value is scanned next
+        continue;
+      }
       let n = 0;
       const start = j;
       for (; b[j]! >= 0x30 && b[j]! <= 0x39; j++) n = n * 10 + (b[j]! - 0x30);
-      const isCount = j > start && (b[j] === 0x2c || b[j] === CLOSE_OBJ || isWs(b[j]!));
-      if (isCount) {
-        if (which === 1) prompt = n;
-        else if (which === 2) completion = n;
-        else if (which === 3) total = n;
-        else cached = n;
-      }
+      // So for the counts: a repeat that is no count leaves none, not the one before it.
+      const count = j > start && (b[j] === 0x2c || b[j] === CLOSE_OBJ || isWs(b[j]!)) ? n : undefined;
+      if (which === 1) prompt = count;
+      else if (which === 2) completion = count;
+      else if (which === 3) total = count;
+      else cached = count;
       i = j - 1;
     }
   }

@@ -21,20 +21,21 @@ afterEach(async () => {
   closers = [];
 });
 
-function answer(res: ServerResponse, hit: RawHit): void {
+/** Answers with `usage` as these bytes (JSON text: a repeated key stays repeated). */
+const answerWith = (usage: string) => (res: ServerResponse, hit: RawHit): void => {
   if (hit.body.stream === true) {
     sseHead(res);
     res.write(chunk('m', { role: 'assistant', content: 'from the cache' }));
     res.write(chunk('m', {}, 'stop'));
-    res.end(`data: ${JSON.stringify({ id: 'u', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: USAGE })}\n\ndata: [DONE]\n\n`);
+    res.end(`data: {"id":"u","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":${usage}}\n\ndata: [DONE]\n\n`);
     return;
   }
   res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'from the cache' }, finish_reason: 'stop' }], usage: USAGE }));
-}
+  res.end(`{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"from the cache"},"finish_reason":"stop"}],"usage":${usage}}`);
+};
 
-async function setup(price: Record<string, number>): Promise<{ gw: TestGateway; traces: TraceRecord[] }> {
-  const upstream = await startRawUpstream(answer);
+async function setup(price: Record<string, number>, usage = JSON.stringify(USAGE)): Promise<{ gw: TestGateway; traces: TraceRecord[] }> {
+  const upstream = await startRawUpstream(answerWith(usage));
   closers.push(() => upstream.close());
   const gw = await startGateway({
     providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
@@ -70,6 +71,15 @@ describe('prompt cache hits priced at cachedInput', () => {
   it('without cachedInput, every prompt token is priced as input, as before', async () => {
     const { gw, traces } = await setup({ input: 3, output: 15 });
     await (await ask(gw, false)).text();
+    await expect.poll(() => traces.length).toBe(1);
+    expect(traces[0]!.costUsd).toBeCloseTo(UNDISCOUNTED, 12);
+  });
+
+  it('buffered: a repeated prompt_tokens_details is read as JSON.parse reads it, the last one (here without hits): no discount the client does not see', async () => {
+    const usage = '{"prompt_tokens":2000,"completion_tokens":100,"total_tokens":2100,"prompt_tokens_details":{"cached_tokens":1500},"prompt_tokens_details":{"audio_tokens":0}}';
+    const { gw, traces } = await setup({ input: 3, output: 15, cachedInput: 0.3 }, usage);
+    const res = await ask(gw, false);
+    expect(JSON.parse(await res.text()).usage.prompt_tokens_details).toEqual({ audio_tokens: 0 });
     await expect.poll(() => traces.length).toBe(1);
     expect(traces[0]!.costUsd).toBeCloseTo(UNDISCOUNTED, 12);
   });
