@@ -270,14 +270,18 @@ export class StreamTally {
     }
     // A count the upstream reported is used when it is one; any other is counted here.
     const u = this.attemptUsage as Partial<Record<keyof Usage, unknown>> | undefined;
-    const prompt = tokenCount(u?.prompt_tokens) ?? promptTokensEstimate + (this.continuation ? Math.ceil(this.deliveredChars / 4) : 0);
+    const reportedPrompt = tokenCount(u?.prompt_tokens);
+    const prompt = reportedPrompt ?? promptTokensEstimate + (this.continuation ? Math.ceil(this.deliveredChars / 4) : 0);
     const completion = tokenCount(u?.completion_tokens) ?? Math.ceil(this.attemptChars / 4);
     this.totals.prompt_tokens += prompt;
     this.totals.completion_tokens += completion;
     this.totals.total_tokens += prompt + completion;
     this.lastPrompt = prompt;
     this.lastCompletion = completion;
-    this.lastCached = tokenCount((u?.prompt_tokens_details as { cached_tokens?: unknown } | null | undefined)?.cached_tokens);
+    // Hits are of the prompt the upstream counted: beside the gateway's own count of it (an upstream
+    // that reported details but no prompt count; Anthropic's usage always has details) they are
+    // none, as for a buffered answer (checkedUsage).
+    this.lastCached = reportedPrompt === undefined ? undefined : tokenCount((u?.prompt_tokens_details as { cached_tokens?: unknown } | null | undefined)?.cached_tokens);
     this.attemptsCounted++;
     this.attemptUsage = undefined;
     this.attemptChars = 0;

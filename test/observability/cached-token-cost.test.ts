@@ -83,4 +83,16 @@ describe('prompt cache hits priced at cachedInput', () => {
     await expect.poll(() => traces.length).toBe(1);
     expect(traces[0]!.costUsd).toBeCloseTo(UNDISCOUNTED, 12);
   });
+
+  for (const stream of [false, true]) {
+    it(`${stream ? 'streamed' : 'buffered'}: cache hits reported beside no prompt count are not applied to the gateway's own count of the prompt`, async () => {
+      const usage = '{"completion_tokens":100,"prompt_tokens_details":{"cached_tokens":1500}}';
+      const { gw, traces } = await setup({ input: 3, output: 15, cachedInput: 0.3 }, usage);
+      await (await ask(gw, stream)).text();
+      await expect.poll(() => traces.length).toBe(1);
+      const { promptTokens, completionTokens } = traces[0]!.usage!;
+      expect(completionTokens).toBe(100);
+      expect(traces[0]!.costUsd).toBeCloseTo((promptTokens * 3 + 100 * 15) / 1e6, 12);
+    });
+  }
 });
