@@ -122,6 +122,16 @@ describe('scanJsonShape', () => {
     expect(usage('{"prompt_tokens_details":{"cached_tokens":8},"note":"prompt_tokens_details","prompt_tokens":10}')).toEqual({ prompt_tokens: 10, prompt_tokens_details: { cached_tokens: 8 } });
   });
 
+  it('reads a count written as JSON.parse reads the same whole number (5.0, 1e3), and no other number', () => {
+    const usage = (u: string) => scanJsonShape(b(`{"choices":[{}],"usage":${u}}`), 'choices')!.usage;
+    const u = '{"prompt_tokens":2000.0,"completion_tokens":1E2,"total_tokens":2.1e+3,"prompt_tokens_details":{"cached_tokens":15.00e2}}';
+    expect(usage(u)).toEqual({ prompt_tokens: 2000, completion_tokens: 100, total_tokens: 2100, prompt_tokens_details: { cached_tokens: 1500 } });
+    expect(usage(u)).toEqual(JSON.parse(u));
+    expect(usage('{"prompt_tokens":1.5,"completion_tokens":15e-1,"total_tokens":1e400,"prompt_tokens_details":{"cached_tokens":1.e}}')).toEqual({});
+    // However long: read without building an argument list or a number by hand.
+    expect(usage(`{"prompt_tokens":${'1'.repeat(500_000)}.0,"completion_tokens":2}`)).toEqual({ completion_tokens: 2 });
+  });
+
   it('bounds nesting', () => {
     const deep = `{"choices":[{}],"x":${'['.repeat(300)}${']'.repeat(300)}}`;
     expect(scanJsonShape(b(deep), 'choices')).toBeUndefined();

@@ -224,12 +224,27 @@ function indexAfter(b: Uint8Array, i: number, seen: Uint32Array, gen: number): n
   return i;
 }
 
+const DOT = 0x2e;
+
+/** The offset just past a number's fraction and exponent bytes, from `j`. */
+function numberEnd(b: Uint8Array, j: number): number {
+  for (; (b[j]! >= 0x30 && b[j]! <= 0x39) || b[j] === DOT || b[j] === 0x65 || b[j] === 0x45 || b[j] === 0x2b || b[j] === 0x2d; j++);
+  return j;
+}
+
+/** The number spelled by the bytes from..to when it is a whole non-negative one (as JSON.parse reads it), else NaN. */
+function wholeNumber(b: Uint8Array, from: number, to: number): number {
+  const v = Number(Buffer.from(b.buffer, b.byteOffset + from, to - from).toString('latin1'));
+  return Number.isInteger(v) && v >= 0 ? v : Number.NaN;
+}
+
 /**
  * The three counts of the usage object spanning from..to, read in place, and
  * `prompt_tokens_details.cached_tokens` when there (the gateway needs nothing
  * else of it: cost, token limits and the trace take these; the cache hits may
- * have a price of their own). A count that is not a plain non-negative number
- * is left out.
+ * have a price of their own). A count that is not a whole non-negative number
+ * (as JSON.parse reads it: 5.0 is one) is left out; of a repeated member, the
+ * last one is read.
  */
 function usageOf(b: Uint8Array, from: number, to: number): Usage | null {
   if (from === -1 || to === -1) return null;
@@ -274,8 +289,13 @@ function usageOf(b: Uint8Array, from: number, to: number): Usage | null {
       let n = 0;
       const start = j;
       for (; b[j]! >= 0x30 && b[j]! <= 0x39; j++) n = n * 10 + (b[j]! - 0x30);
+      // 5.0 or 1e3 (a server's float arithmetic): JSON.parse reads a whole number, so does the scan.
+      if (j > start && (b[j] === DOT || b[j] === 0x65 || b[j] === 0x45)) {
+        j = numberEnd(b, j);
+        n = wholeNumber(b, start, j);
+      }
       // So for the counts: a repeat that is no count leaves none, not the one before it.
-      const count = j > start && (b[j] === 0x2c || b[j] === CLOSE_OBJ || isWs(b[j]!)) ? n : undefined;
+      const count = j > start && n === n && (b[j] === 0x2c || b[j] === CLOSE_OBJ || isWs(b[j]!)) ? n : undefined;
       if (which === 1) prompt = count;
       else if (which === 2) completion = count;
       else if (which === 3) total = count;

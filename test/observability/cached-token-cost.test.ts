@@ -95,4 +95,13 @@ describe('prompt cache hits priced at cachedInput', () => {
       expect(traces[0]!.costUsd).toBeCloseTo((promptTokens * 3 + 100 * 15) / 1e6, 12);
     });
   }
+
+  it('buffered: counts a server wrote as floats (1500.0) are the whole numbers JSON.parse reads, hits included', async () => {
+    const usage = '{"prompt_tokens":2000.0,"completion_tokens":100.0,"total_tokens":2100.0,"prompt_tokens_details":{"cached_tokens":1500.0}}';
+    const { gw, traces } = await setup({ input: 3, output: 15, cachedInput: 0.3 }, usage);
+    await (await ask(gw, false)).text();
+    await expect.poll(() => traces.length).toBe(1);
+    expect(traces[0]!.usage).toEqual({ promptTokens: 2000, completionTokens: 100 });
+    expect(traces[0]!.costUsd).toBeCloseTo(BILLED, 12);
+  });
 });
