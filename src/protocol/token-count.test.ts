@@ -18,6 +18,9 @@ describe('token counts an upstream reported', () => {
   it('takes each count that is not one from the gateway\'s own count', () => {
     expect(checkedUsage({ prompt_tokens: 'a', completion_tokens: -5 }, counted)).toEqual(counted());
     expect(checkedUsage({ prompt_tokens: 5 }, counted)).toEqual({ prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 });
+    // The prompt's details go with the reported prompt count they describe, never with the gateway's own count.
+    expect(checkedUsage({ prompt_tokens: 5, prompt_tokens_details: { cached_tokens: 4 } }, counted)).toEqual({ prompt_tokens: 5, completion_tokens: 3, total_tokens: 8, prompt_tokens_details: { cached_tokens: 4 } });
+    expect(checkedUsage({ completion_tokens: 2, prompt_tokens_details: { cached_tokens: 4 } }, counted)).not.toHaveProperty('prompt_tokens_details');
     expect(checkedUsage('lots', counted)).toEqual(counted());
     expect(checkedUsage(undefined, counted)).toEqual(counted());
   });

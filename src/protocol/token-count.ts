@@ -26,7 +26,11 @@ export function checkedUsage(reported: unknown, counted: () => Usage): Usage {
   const n = counted();
   const p = prompt ?? n.prompt_tokens;
   const c = completion ?? n.completion_tokens;
-  return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
+  const out: Usage = { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
+  // The prompt's details (its cache hits, priced apart) stay with the prompt count they describe, as a stream's do.
+  const details = (u as Usage | undefined)?.prompt_tokens_details;
+  if (prompt !== undefined && details !== undefined) out.prompt_tokens_details = details;
+  return out;
 }
 
 /**

@@ -104,4 +104,16 @@ describe('prompt cache hits priced at cachedInput', () => {
     expect(traces[0]!.usage).toEqual({ promptTokens: 2000, completionTokens: 100 });
     expect(traces[0]!.costUsd).toBeCloseTo(BILLED, 12);
   });
+
+  for (const stream of [false, true]) {
+    it(`${stream ? 'streamed' : 'buffered'}: hits of a reported prompt count are priced though the completion had to be counted`, async () => {
+      const usage = '{"prompt_tokens":2000,"prompt_tokens_details":{"cached_tokens":1500}}';
+      const { gw, traces } = await setup({ input: 3, output: 15, cachedInput: 0.3 }, usage);
+      await (await ask(gw, stream)).text();
+      await expect.poll(() => traces.length).toBe(1);
+      const { promptTokens, completionTokens } = traces[0]!.usage!;
+      expect(promptTokens).toBe(2000);
+      expect(traces[0]!.costUsd).toBeCloseTo((500 * 3 + 1500 * 0.3 + completionTokens * 15) / 1e6, 12);
+    });
+  }
 });
