@@ -11,6 +11,8 @@ export interface RawHit {
   /** The request body exactly as it arrived. */
   text: string;
   headers: IncomingMessage['headers'];
+  /** The request's path and query. */
+  url: string;
 }
 
 export type RawHandler = (res: ServerResponse, hit: RawHit, n: number) => void | Promise<void>;
@@ -38,7 +40,7 @@ export async function startRawUpstream(handler: RawHandler): Promise<RawUpstream
       } catch {
         // keep {}
       }
-      const hit = { body, text, headers: req.headers };
+      const hit = { body, text, headers: req.headers, url: req.url ?? '' };
       hits.push(hit);
       Promise.resolve(handler(res, hit, hits.length)).catch(() => res.destroy());
     });

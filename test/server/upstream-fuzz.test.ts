@@ -11,12 +11,11 @@
  * A failure names the provider, seed and case index: `upstreamCase(SEED, provider, i)`
  * rebuilds it. UPSTREAM_FUZZ_SEED and UPSTREAM_FUZZ_CASES explore further.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startRawUpstream } from '../helpers/raw-upstream.js';
 import { baseCount, PROVIDERS, upstreamCase, type Kind, type Provider, type UpstreamCase } from './upstream-fuzz-cases.js';
 import { isErrorShape } from './wire.js';
 
@@ -45,39 +44,20 @@ afterAll(() => {
 
 /** A loopback upstream that plays, for each request, the case whose marker its body carries. */
 async function startPlayer(cases: Map<number, UpstreamCase>): Promise<{ origin: string; paths: Map<number, string[]>; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
   const paths = new Map<number, string[]>();
-  const server: Server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => {
-      const m = /fuzzcase-(\d+)/.exec(Buffer.concat(parts).toString('utf8'));
-      const c = m ? cases.get(Number(m[1])) : undefined;
-      if (!c) {
-        res.writeHead(418, { 'content-type': 'text/plain' }).end('no case');
-        return;
-      }
-      const list = paths.get(Number(m![1])) ?? [];
-      list.push(req.url ?? '');
-      paths.set(Number(m![1]), list);
-      void play(res, c);
-    });
+  const upstream = await startRawUpstream((res, hit) => {
+    const m = /fuzzcase-(\d+)/.exec(hit.text);
+    const c = m ? cases.get(Number(m[1])) : undefined;
+    if (!c) {
+      res.writeHead(418, { 'content-type': 'text/plain' }).end('no case');
+      return;
+    }
+    const list = paths.get(Number(m![1])) ?? [];
+    list.push(hit.url);
+    paths.set(Number(m![1]), list);
+    return play(res, c);
   });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    paths,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
+  return { origin: new URL(upstream.url).origin, paths, close: upstream.close };
 }
 
 async function play(res: import('node:http').ServerResponse, c: UpstreamCase): Promise<void> {
