@@ -95,7 +95,7 @@ const config = parseConfig(
 const catalog = new Catalog(config);
 
 const scope = (needs: Capability[] = [], estimatedTokens = 10, localOnly = false): ChainScope => ({
-  requirements: { needs, estimatedTokens, promptTokens: estimatedTokens, paceTokens: estimatedTokens, promptChars: 0 },
+  requirements: { needs, estimatedTokens, promptTokens: estimatedTokens, paceTokens: estimatedTokens },
   localOnly,
 });
 const PLAIN = scope();

@@ -62,7 +62,6 @@ describe('chatRequirements', () => {
       max_tokens: 100,
     });
     const r = chatRequirements(req);
-    expect(r.promptChars).toBe(60);
     expect(r.estimatedTokens).toBe(Math.ceil(60 / 4) + 800 + 2 * 4 + 100);
   });
 
@@ -80,13 +79,12 @@ describe('chatRequirements', () => {
     });
     const chars = 4 + JSON.stringify(toolCalls).length + JSON.stringify(tools).length;
     const r = chatRequirements(req);
-    expect(r.promptChars).toBe(chars);
     expect(r.estimatedTokens).toBe(Math.ceil(chars / 4) + 2 * 4 + 7);
   });
 
   it('counts legacy functions as prompt, as tools are', () => {
     const functions = [{ name: 'lookup', description: 'Look it up', parameters: { type: 'object' } }];
-    expect(chatRequirements(chat({ functions })).promptChars).toBe(2 + JSON.stringify(functions).length);
+    expect(chatRequirements(chat({ functions })).promptTokens).toBe(Math.ceil((2 + JSON.stringify(functions).length) / 4) + 4);
   });
 
   it('paces a request by its prompt and its completion budget: 1024 when unset, times n', () => {
@@ -122,7 +120,7 @@ describe('chatRequirements', () => {
   });
 
   it('embeddings need the embeddings capability only, and weigh their texts (token ids counted) for pacing; no context-window figure', () => {
-    expect(embeddingsRequirements('x'.repeat(40))).toEqual({ needs: ['embeddings'], promptTokens: 10, estimatedTokens: 0, paceTokens: 10, promptChars: 0 });
+    expect(embeddingsRequirements('x'.repeat(40))).toEqual({ needs: ['embeddings'], promptTokens: 10, estimatedTokens: 0, paceTokens: 10 });
     expect(embeddingsRequirements(['x'.repeat(40), '한국어 문장'.repeat(10)]).paceTokens).toBeGreaterThanOrEqual(10 + 60);
     expect(embeddingsRequirements([1, 2, 3]).paceTokens).toBe(3);
     expect(embeddingsRequirements([[1, 2], [3, 4, 5]]).paceTokens).toBe(5);
@@ -162,7 +160,7 @@ describe('supports', () => {
 });
 
 describe('unmetRequirement', () => {
-  const r = (needs: Capability[], estimatedTokens = 10) => ({ needs, estimatedTokens, promptTokens: estimatedTokens, paceTokens: estimatedTokens, promptChars: 0 });
+  const r = (needs: Capability[], estimatedTokens = 10) => ({ needs, estimatedTokens, promptTokens: estimatedTokens, paceTokens: estimatedTokens });
 
   it('names the first missing capability', () => {
     expect(unmetRequirement(dep('ol', ['tools']), r(['tools', 'vision', 'json']))).toBe('lacks vision');

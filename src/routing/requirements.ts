@@ -27,7 +27,6 @@ export interface Requirements {
    * (DEFAULT_COMPLETION_TOKENS when unset) for each of `n` choices, as the exact estimate reserves.
    */
   paceTokens: number;
-  promptChars: number;
 }
 
 /** ~4 characters a token is the usual English estimate; a bound, not a count. */
@@ -86,7 +85,6 @@ export function chatRequirements(req: ChatRequest): Requirements {
   const n = req.n != null && req.n > 1 ? req.n : 1;
   return {
     needs,
-    promptChars: chars,
     promptTokens,
     estimatedTokens: Math.ceil(chars / CHARS_PER_TOKEN) + fixed + (budget ?? 0),
     paceTokens: promptTokens + (budget ?? DEFAULT_COMPLETION_TOKENS) * n,
@@ -106,7 +104,7 @@ export function embeddingsRequirements(input: EmbeddingsRequest['input']): Requi
   }
   const t = Math.ceil(tokens);
   // estimatedTokens stays 0: an embedding model's window bounds each input, not their sum.
-  return { needs: ['embeddings'], promptTokens: t, estimatedTokens: 0, paceTokens: t, promptChars: 0 };
+  return { needs: ['embeddings'], promptTokens: t, estimatedTokens: 0, paceTokens: t };
 }
 
 /**

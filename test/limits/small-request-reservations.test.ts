@@ -10,7 +10,7 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { completionText, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -30,16 +30,7 @@ async function setup(): Promise<{ client: OpenAI; upstream: RawUpstream; release
       res.end(JSON.stringify({ object: 'list', data, model: 'e', usage: { prompt_tokens: 1000, total_tokens: 1000 } }));
       return;
     }
-    res.end(
-      JSON.stringify({
-        id: 'c',
-        object: 'chat.completion',
-        created: 1,
-        model: 'm',
-        choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 8, completion_tokens: 1, total_tokens: 9 },
-      }),
-    );
+    res.end(completionText('m', 'hello', 8, 1));
   });
   const gw: TestGateway = await startGateway(
     {

@@ -54,10 +54,20 @@ const ask = (gw: TestGateway, stream: boolean) =>
     body: JSON.stringify({ model: 'chat', stream, messages: [{ role: 'user', content: 'the long shared prefix…' }] }),
   });
 
+const PRICE = { input: 3, output: 15, cachedInput: 0.3 };
+
+/** The trace of one request through a gateway at `price` whose upstream reports `usage`. */
+async function traceOf(usage: string, stream: boolean, price: Record<string, number> = PRICE): Promise<TraceRecord> {
+  const { gw, traces } = await setup(price, usage);
+  await (await ask(gw, stream)).text();
+  await expect.poll(() => traces.length).toBe(1);
+  return traces[0]!;
+}
+
 describe('prompt cache hits priced at cachedInput', () => {
   for (const stream of [false, true]) {
     it(`${stream ? 'streamed' : 'buffered'}: the trace's cost prices the hits at cachedInput, and the answer's usage is the upstream's`, async () => {
-      const { gw, traces } = await setup({ input: 3, output: 15, cachedInput: 0.3 });
+      const { gw, traces } = await setup(PRICE);
       const res = await ask(gw, stream);
       expect(res.status).toBe(200);
       const text = await res.text();
@@ -69,15 +79,12 @@ describe('prompt cache hits priced at cachedInput', () => {
   }
 
   it('without cachedInput, every prompt token is priced as input, as before', async () => {
-    const { gw, traces } = await setup({ input: 3, output: 15 });
-    await (await ask(gw, false)).text();
-    await expect.poll(() => traces.length).toBe(1);
-    expect(traces[0]!.costUsd).toBeCloseTo(UNDISCOUNTED, 12);
+    expect((await traceOf(JSON.stringify(USAGE), false, { input: 3, output: 15 })).costUsd).toBeCloseTo(UNDISCOUNTED, 12);
   });
 
   it('buffered: a repeated prompt_tokens_details is read as JSON.parse reads it, the last one (here without hits): no discount the client does not see', async () => {
     const usage = '{"prompt_tokens":2000,"completion_tokens":100,"total_tokens":2100,"prompt_tokens_details":{"cached_tokens":1500},"prompt_tokens_details":{"audio_tokens":0}}';
-    const { gw, traces } = await setup({ input: 3, output: 15, cachedInput: 0.3 }, usage);
+    const { gw, traces } = await setup(PRICE, usage);
     const res = await ask(gw, false);
     expect(JSON.parse(await res.text()).usage.prompt_tokens_details).toEqual({ audio_tokens: 0 });
     await expect.poll(() => traces.length).toBe(1);
@@ -86,34 +93,25 @@ describe('prompt cache hits priced at cachedInput', () => {
 
   for (const stream of [false, true]) {
     it(`${stream ? 'streamed' : 'buffered'}: cache hits reported beside no prompt count are not applied to the gateway's own count of the prompt`, async () => {
-      const usage = '{"completion_tokens":100,"prompt_tokens_details":{"cached_tokens":1500}}';
-      const { gw, traces } = await setup({ input: 3, output: 15, cachedInput: 0.3 }, usage);
-      await (await ask(gw, stream)).text();
-      await expect.poll(() => traces.length).toBe(1);
-      const { promptTokens, completionTokens } = traces[0]!.usage!;
+      const trace = await traceOf('{"completion_tokens":100,"prompt_tokens_details":{"cached_tokens":1500}}', stream);
+      const { promptTokens, completionTokens } = trace.usage!;
       expect(completionTokens).toBe(100);
-      expect(traces[0]!.costUsd).toBeCloseTo((promptTokens * 3 + 100 * 15) / 1e6, 12);
+      expect(trace.costUsd).toBeCloseTo((promptTokens * 3 + 100 * 15) / 1e6, 12);
     });
   }
 
   it('buffered: counts a server wrote as floats (1500.0) are the whole numbers JSON.parse reads, hits included', async () => {
-    const usage = '{"prompt_tokens":2000.0,"completion_tokens":100.0,"total_tokens":2100.0,"prompt_tokens_details":{"cached_tokens":1500.0}}';
-    const { gw, traces } = await setup({ input: 3, output: 15, cachedInput: 0.3 }, usage);
-    await (await ask(gw, false)).text();
-    await expect.poll(() => traces.length).toBe(1);
-    expect(traces[0]!.usage).toEqual({ promptTokens: 2000, completionTokens: 100 });
-    expect(traces[0]!.costUsd).toBeCloseTo(BILLED, 12);
+    const trace = await traceOf('{"prompt_tokens":2000.0,"completion_tokens":100.0,"total_tokens":2100.0,"prompt_tokens_details":{"cached_tokens":1500.0}}', false);
+    expect(trace.usage).toEqual({ promptTokens: 2000, completionTokens: 100 });
+    expect(trace.costUsd).toBeCloseTo(BILLED, 12);
   });
 
   for (const stream of [false, true]) {
     it(`${stream ? 'streamed' : 'buffered'}: hits of a reported prompt count are priced though the completion had to be counted`, async () => {
-      const usage = '{"prompt_tokens":2000,"prompt_tokens_details":{"cached_tokens":1500}}';
-      const { gw, traces } = await setup({ input: 3, output: 15, cachedInput: 0.3 }, usage);
-      await (await ask(gw, stream)).text();
-      await expect.poll(() => traces.length).toBe(1);
-      const { promptTokens, completionTokens } = traces[0]!.usage!;
+      const trace = await traceOf('{"prompt_tokens":2000,"prompt_tokens_details":{"cached_tokens":1500}}', stream);
+      const { promptTokens, completionTokens } = trace.usage!;
       expect(promptTokens).toBe(2000);
-      expect(traces[0]!.costUsd).toBeCloseTo((500 * 3 + 1500 * 0.3 + completionTokens * 15) / 1e6, 12);
+      expect(trace.costUsd).toBeCloseTo((500 * 3 + 1500 * 0.3 + completionTokens * 15) / 1e6, 12);
     });
   }
 });

@@ -11,7 +11,7 @@ import OpenAI from 'openai';
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { chunk, sseHead, startRawUpstream, type RawHit, type RawUpstream } from '../helpers/raw-upstream.js';
+import { chunk, completionText, sseHead, startRawUpstream, usageChunk, type RawHit, type RawUpstream } from '../helpers/raw-upstream.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -31,20 +31,11 @@ function answer(res: ServerResponse, hit: RawHit, text: string): void {
     res.write(chunk(model, { role: 'assistant', content: '' }));
     res.write(chunk(model, { content: text }));
     res.write(chunk(model, {}, 'stop'));
-    res.end(`data: ${JSON.stringify({ id: 'u', object: 'chat.completion.chunk', created: 1, model, choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } })}\n\ndata: [DONE]\n\n`);
+    res.end(`${usageChunk(model, 5, 2)}data: [DONE]\n\n`);
     return;
   }
   res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(
-    JSON.stringify({
-      id: 'chatcmpl-1',
-      object: 'chat.completion',
-      created: 1,
-      model,
-      choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
-    }),
-  );
+  res.end(completionText(model, text, 5, 2));
 }
 
 interface Setup {

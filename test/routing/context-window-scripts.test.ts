@@ -10,7 +10,7 @@ import OpenAI from 'openai';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startChatOver, type TestGateway } from '../helpers/gateway.js';
-import { startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { completionText, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -31,16 +31,7 @@ const MAX_TOKENS = 256;
 async function setup(): Promise<{ client: OpenAI; upstream: RawUpstream; gw: TestGateway }> {
   const upstream = await startRawUpstream((res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(
-      JSON.stringify({
-        id: 'c',
-        object: 'chat.completion',
-        created: 1,
-        model: 'gpt-4o',
-        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-      }),
-    );
+    res.end(completionText('gpt-4o', 'ok', 1, 1));
   });
   const gw = await startChatOver(upstream.url, {}, { model: 'gpt-4o', contextWindow: WINDOW });
   closers.push(
