@@ -91,6 +91,27 @@ describe('scanJsonShape', () => {
     for (const text of refused) expect(scanJsonShape(b(text), 'choices'), text).toBeUndefined();
   });
 
+  it("refuses bytes outside strings that JSON.parse refuses too: Python's NaN and Infinity, stray letters and control bytes", () => {
+    const refused = [
+      '{"choices":[{"logprobs":{"content":[{"logprob":-Infinity}]}}]}',
+      '{"choices":[{"logprob":NaN}]}',
+      '{"choices":[{"x":Infinity}]}',
+      '{"choices":[{"x":undefined}]}',
+      "{'choices':[{}]}",
+      '{"choices":[{"x":\\"y"}]}',
+      '{"choices":[{"x":1\u0001}]}',
+      '{"choices":[{"x":\u00e9}]}',
+    ];
+    for (const text of refused) {
+      expect(() => JSON.parse(text), text).toThrow();
+      expect(scanJsonShape(b(text), 'choices'), text).toBeUndefined();
+    }
+    // The same bytes inside strings, and every literal and number form outside them, pass.
+    const kept = '{"choices":[{"t":"NaN Infinity \\u0001 é \'","a":[true,false,null,-1.5e+3,2E-2,0]}],"usage":{"total_tokens":3}}';
+    expect(JSON.parse(kept)).toBeTruthy();
+    expect(scanJsonShape(b(kept), 'choices')).toEqual({ usage: { total_tokens: 3 } });
+  });
+
   it('refuses every truncation of a valid answer', () => {
     const text = b(JSON.stringify(completion));
     for (let end = 0; end < text.length; end++) expect(scanJsonShape(text.subarray(0, end), 'choices'), `cut at ${end}`).toBeUndefined();
@@ -164,7 +185,7 @@ describe('scanJsonShape counting the items of its array', () => {
   });
 
   it('refuses an index repeated, out of range or not a plain integer', () => {
-    const bad: (number | string)[][] = [[0, 0], [0, 2], [1, 1], ['"0"', 1], [-1, 0], [0, '1.5'], [0, '1e0'], [0, '01x'], ['null', 0], ['{"a":1}', 1], ['[0]', 1], [0, '12345678901234567890']];
+    const bad: (number | string)[][] = [[0, 0], [0, 2], [1, 1], ['"0"', 1], [-1, 0], [0, '1.5'], [0, '1e0'], [0, '1-'], ['null', 0], ['{"a":1}', 1], ['[0]', 1], [0, '12345678901234567890']];
     for (const indexes of bad) {
       const text = answer(...indexes.map((x) => item(x)));
       expect(count(text, 2), text).toEqual({ items: 2, itemsFit: false });

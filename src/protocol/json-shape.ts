@@ -14,9 +14,13 @@
  *
  * What the scan proves: the bytes are one object whose brackets and strings
  * are balanced and properly closed, with nothing but whitespace around it,
- * and its top level has `field` holding an array whose first item is an
- * object. Bytes inside that framing (a misspelled literal, a bad number) are
- * not checked; a truncated, HTML, empty or error-shaped answer is.
+ * its top level has `field` holding an array whose first item is an
+ * object, and every byte outside its strings is one a JSON document can hold
+ * there. That last check is what keeps Python's `NaN`, `Infinity` and
+ * `-Infinity` (json.dumps writes them for a float that is one, as a server's
+ * logprob of -inf) from reaching a client whose JSON.parse throws on them. Its
+ * grammar is not checked further (`tru`, `1.2.3` or a missing comma pass); a
+ * truncated, HTML, empty or error-shaped answer is refused.
  *
  * Asked how many items to expect (embeddings: one vector per input), the same
  * pass also counts the array's items and reads each one's `index`: a client
@@ -56,6 +60,15 @@ const MAX_DEPTH = 256;
  * by push from empty on every answer cost an allocation and two growths.
  */
 const closers = new Uint8Array(MAX_DEPTH);
+
+/**
+ * The bytes no JSON document holds outside a string: control characters other than
+ * whitespace, and every letter not in `true`, `false`, `null` or an exponent. One table
+ * load a byte outside strings; the bytes inside them are skipped by indexOf as before.
+ */
+const NOT_JSON = new Uint8Array(256);
+for (let c = 0; c < 256; c++) NOT_JSON[c] = 1;
+for (const ch of ' \t\n\r{}[],:0123456789+-.eEtruefalsn') NOT_JSON[ch.charCodeAt(0)] = 0;
 
 const isWs = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
@@ -193,7 +206,7 @@ export function scanJsonShape(b: Uint8Array, field: string, expected?: number): 
         if (expected === undefined) return { usage: usageOf(b, usageFrom, usageTo) };
         return { usage: usageOf(b, usageFrom, usageTo), items, itemsFit: fit };
       }
-    }
+    } else if (NOT_JSON[c] === 1) return undefined;
   }
   return undefined; // never closed: truncated
 }

@@ -84,6 +84,8 @@ describe('a forwarded 2xx answer', () => {
     ['an empty body', ''],
     ['a completion whose choices are empty', '{"id":"x","object":"chat.completion","created":1,"model":"m1","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":0,"total_tokens":5}}'],
     ['a completion whose choices hold a null', '{"id":"x","object":"chat.completion","created":1,"model":"m1","choices":[null]}'],
+    // What Python's json.dumps writes for a -inf logprob: no JSON parser reads it.
+    ['a completion with an -Infinity inside', '{"id":"x","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"logprobs":{"content":[{"token":"hi","logprob":-Infinity}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}'],
   ];
   for (const [what, body, category = 'server'] of malformed) {
     it(`fails the attempt and fails over when it is ${what}`, async () => {

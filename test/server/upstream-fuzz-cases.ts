@@ -226,7 +226,7 @@ const HUGE = 'x'.repeat(1 << 20);
 
 /** Hostile replacements for a JSON value; `raw` ones are spliced in as text (too deep to build as objects). */
 function hostileValue(r: Rng): { value?: Json; raw?: string; label: string } {
-  switch (int(r, 14)) {
+  switch (int(r, 15)) {
     case 0:
       return { value: null, label: 'null' };
     case 1:
@@ -253,6 +253,9 @@ function hostileValue(r: Rng): { value?: Json; raw?: string; label: string } {
       return { value: [{ index: 0 }, 5, 'x', null], label: 'mixed array' };
     case 12:
       return { value: HUGE, label: 'huge string' };
+    case 13:
+      // What Python's json.dumps writes for a float that is no number (a server's -inf logprob).
+      return { raw: pick(r, ['NaN', 'Infinity', '-Infinity']), label: 'python float' };
     default:
       return { value: Array.from({ length: 3 }, () => ({ index: int(r, 3), type: 'x' })), label: 'array of objects' };
   }

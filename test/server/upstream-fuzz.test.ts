@@ -166,8 +166,10 @@ function judgeBuffered(kind: Kind, text: string): string | undefined {
 /**
  * An `openai` answer is forwarded byte for byte (only its framing scanned, json-shape.ts: one
  * balanced object whose `choices`/`data` array starts with an object, an embeddings list one
- * item an input): what is inside that framing is the upstream's. Such a 200 must be the
- * upstream's bytes (a broken UTF-8 sequence repaired to U+FFFD) in that framing.
+ * item an input, no byte outside its strings that JSON has no place for): what is inside the
+ * strings is the upstream's. Such a 200 must be the upstream's bytes (a broken UTF-8 sequence
+ * repaired to U+FFFD) in that framing, and JSON.parse may refuse it only for a raw control
+ * character inside a string, which the scan does not read for.
  */
 function judgeForwarded(c: UpstreamCase, text: string): string | undefined {
   if (text !== new TextDecoder().decode(c.body)) return `a forwarded answer that is not the upstream's bytes: ${text.slice(0, 200)}`;
@@ -176,8 +178,8 @@ function judgeForwarded(c: UpstreamCase, text: string): string | undefined {
   let body: unknown;
   try {
     body = JSON.parse(text);
-  } catch {
-    return undefined; // a bad literal or number inside a sound framing: not scanned for
+  } catch (err) {
+    return /control character in string/.test(String(err)) ? undefined : `a forwarded answer that is not JSON (${String(err)}): ${text.slice(0, 200)}`;
   }
   const list = isObj(body) ? body[c.kind === 'embed' ? 'data' : 'choices'] : undefined;
   if (!Array.isArray(list) || !isObj(list[0])) return `a forwarded answer without its array of objects: ${text.slice(0, 200)}`;
