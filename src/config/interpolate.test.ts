@@ -2,17 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { interpolate } from './interpolate.js';
 
 describe('interpolate', () => {
-  it('replaces ${VAR} and ${VAR:-default} anywhere in the tree, leaving keys and non-strings alone', () => {
+  it('replaces ${VAR} and ${VAR:-default} anywhere in the tree, map keys included, leaving non-strings alone', () => {
     const doc = {
       server: { host: '${HOST_X}', port: 4000 },
-      providers: [{ id: 'p', baseUrl: 'https://${DOMAIN}/v1', headers: { '${NOT_A_KEY}': '${TOKEN:-anon}' } }],
+      providers: [{ id: 'p', baseUrl: 'https://${DOMAIN}/v1', headers: { '${HEADER:-x-team}': '${TOKEN:-anon}', '${N:-7}': 'x' } }],
       flags: [true, null, '${A}-${B:-b}'],
     };
     const r = interpolate(doc, { HOST_X: '0.0.0.0', DOMAIN: 'api.example.com', A: 'a' });
     expect(r.problems).toEqual([]);
     expect(r.value).toEqual({
       server: { host: '0.0.0.0', port: 4000 },
-      providers: [{ id: 'p', baseUrl: 'https://api.example.com/v1', headers: { '${NOT_A_KEY}': 'anon' } }],
+      // A key is text: '7' is not re-read as a number.
+      providers: [{ id: 'p', baseUrl: 'https://api.example.com/v1', headers: { 'x-team': 'anon', '7': 'x' } }],
       flags: [true, null, 'a-b'],
     });
     expect(doc.server.host).toBe('${HOST_X}'); // input untouched
@@ -64,6 +65,15 @@ describe('interpolate', () => {
       'c: malformed variable reference (write ${NAME} or ${NAME:-default})',
       'd: malformed variable reference (write ${NAME} or ${NAME:-default})',
       'e: malformed variable reference (write ${NAME} or ${NAME:-default})',
+    ]);
+  });
+
+  it('names a map key whose variable is unset, malformed, or that becomes another key', () => {
+    const r = interpolate({ headers: { '${H}': 'a', '${bad': 'b', '${X:-x-a}': 'c', 'x-a': 'd' } }, {});
+    expect(r.problems).toEqual([
+      'headers["${H}"]: environment variable H is not set',
+      'headers["${bad"]: malformed variable reference (write ${NAME} or ${NAME:-default})',
+      "headers.x-a: names the same key as another after interpolation ('x-a')",
     ]);
   });
 

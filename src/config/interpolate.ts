@@ -1,5 +1,5 @@
 /**
- * `${VAR}` and `${VAR:-default}` in any string value of a parsed document.
+ * `${VAR}` and `${VAR:-default}` in any string value or map key of a parsed document.
  *
  * Interpolation runs on the parsed tree, not on the file's text, so a value can
  * never inject YAML structure and every problem can name the field it came
@@ -77,13 +77,45 @@ function walk(node: unknown, path: PathSegment[], env: Env, out: Interpolation, 
   try {
     if (Array.isArray(node)) return node.map((v, i) => walk(v, [...path, i], env, out, ancestors));
     if (!isPlainObject(node)) return node;
+    const entries: [string, unknown][] = [];
+    const seen = new Set<string>();
+    for (const [raw, v] of Object.entries(node)) {
+      const k = expandKey(raw, [...path, raw], env, out);
+      if (seen.has(k)) {
+        out.problems.push(problem([...path, raw], `names the same key as another after interpolation ('${k}')`));
+        out.failed.add(formatPath([...path, raw]));
+        continue;
+      }
+      seen.add(k);
+      entries.push([k, walk(v, [...path, k], env, out, ancestors)]);
+    }
     // fromEntries defines properties, so a `__proto__` key stays a plain key.
-    return Object.fromEntries(
-      Object.entries(node).map(([k, v]) => [k, walk(v, [...path, k], env, out, ancestors)]),
-    );
+    return Object.fromEntries(entries);
   } finally {
     ancestors.delete(node);
   }
+}
+
+/**
+ * A map key with `${...}` (a provider's header name from the environment): replaced as a
+ * value is, but always text — a key is never re-read as a number or null. Problems name
+ * the key as written.
+ */
+function expandKey(key: string, path: PathSegment[], env: Env, out: Interpolation): string {
+  if (!key.includes('${')) return key;
+  const at = formatPath(path);
+  const parsed = parseParts(key, 0, false);
+  if (parsed === undefined) {
+    out.problems.push(`${at}: malformed variable reference (write \${NAME} or \${NAME:-default})`);
+    out.failed.add(at);
+    return key;
+  }
+  const missing: string[] = [];
+  const value = evaluate(parsed.parts, env, missing);
+  if (missing.length === 0) return value;
+  for (const name of new Set(missing)) out.problems.push(`${at}: environment variable ${name} is not set`);
+  out.failed.add(at);
+  return key;
 }
 
 function expandValue(text: string, path: PathSegment[], env: Env, out: Interpolation): unknown {
