@@ -117,7 +117,8 @@ export class RequestLifecycle {
     const given = id === ctx.requestId ? ctx[ID_WORDS] : undefined;
     this.run.idWords = idWords ?? (given?.length === 4 ? given : undefined);
     try {
-      if (key?.models && !key.models.includes(model)) {
+      // A model that does not exist is a 404 whoever asks (buildChain says so), as the contract has it: 403 is for a model the key may not use.
+      if (key?.models && !key.models.includes(model) && deps.catalog.routes(model)) {
         throw new GatewayError(403, 'model_not_allowed', `This key may not use the model '${model}'`, 'model');
       }
       this.run.dataClass = effectiveDataClass(this.run.dataClass, header(ctx.headers, 'x-switchyard-data-class'));
@@ -175,7 +176,11 @@ export class RequestLifecycle {
     const run = this.run;
     // Refused before any upstream call (all throttled, cooling or open; deadline): nothing spent, no quota used.
     if (err !== undefined && run.upstreamAttempts() === 0) this.keyLease?.cancel();
-    else this.keyLease?.reconcile(run.usage?.total_tokens);
+    // A failed request counts as a request, and its tokens as what it was answered: a stream cut
+    // after its first token, what it delivered; one that got no answer (every upstream refused
+    // or failed it), none. Kept at its estimate, three 503s used a small tpm up, and the key's
+    // next request was a 429 though the client had received nothing.
+    else this.keyLease?.reconcile(run.usage?.total_tokens ?? (err !== undefined ? 0 : undefined));
     const u = run.usage;
     if (run.attemptsCostUsd !== undefined) run.costUsd = run.attemptsCostUsd === null ? null : Math.round(run.attemptsCostUsd * 1e12) / 1e12;
     else if (u) {

@@ -82,6 +82,11 @@ export class Catalog {
     this.autoTiers = config.auto?.tiers;
   }
 
+  /** `model` names something to route to: an alias, `auto` when tiers are configured, or PROVIDER_ID/MODEL of a configured provider. */
+  routes(model: string): boolean {
+    return this.aliases.has(model) || (model === 'auto' && this.autoTiers !== undefined) || this.pinned(model) !== undefined;
+  }
+
   /** `PROVIDER_ID/MODEL`: the configured deployment, or a fresh unpooled one (not cached: clients choose these strings). */
   pinned(target: string): Deployment | undefined {
     const slash = target.indexOf('/');

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../../src/providers/simulated/http-server.js';
 import { openaiProvider, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { VirtualClock } from '../helpers/virtual-clock.js';
+import { startRawUpstream } from '../helpers/raw-upstream.js';
 
 let upstream: FaultServer;
 let gw: TestGateway;
@@ -95,5 +96,44 @@ describe('a client key over its tpm', () => {
     // The minute passes: served again.
     await clock.advance(61_000);
     await expect(ask(tokens)).resolves.toMatchObject({ object: 'chat.completion' });
+  });
+});
+
+describe('a client key whose requests fail upstream', () => {
+  it('is not charged tokens for answers it never got: failures count as requests, not as their estimate', async () => {
+    const down = await startRawUpstream((res) => {
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end('{"error":{"message":"unavailable","type":"server_error"}}');
+    });
+    const g = await startGateway(
+      {
+        resilience: { maxRetries: 0 },
+        providers: [openaiProvider('down', down.url), openaiProvider('up', upstream.url)],
+        models: [
+          { name: 'broken', deployments: [{ provider: 'down', model: 'd' }] },
+          { name: 'chat', deployments: [{ provider: 'up', model: 'up-model' }] },
+        ],
+        keys: [{ id: 'tokens', key: '${TOKENS_KEY}', tpm: 500, rpm: 5 }],
+      },
+      { clock, env: { TOKENS_KEY: 'sk-tokens-0123456789' } },
+    );
+    try {
+      const c = new OpenAI({ baseURL: g.baseURL, apiKey: 'sk-tokens-0123456789', maxRetries: 0 });
+      // Each reserves its prompt and a 1,024-token budget, twice the tpm: kept, the second was a 429.
+      for (let i = 0; i < 3; i++) {
+        const err = await c.chat.completions.create({ model: 'broken', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(OpenAI.APIError);
+        expect((err as InstanceType<typeof OpenAI.APIError>).status).not.toBe(429);
+      }
+      expect(down.hits).toHaveLength(3);
+      await expect(c.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] })).resolves.toMatchObject({ object: 'chat.completion' });
+      // They were requests all the same: the rpm counts them (five in the minute; the tokens used are far below 500).
+      await c.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }).catch(() => undefined);
+      const over = await c.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+      expect(over).toBeInstanceOf(OpenAI.RateLimitError);
+    } finally {
+      await g.close(0);
+      await down.close();
+    }
   });
 });

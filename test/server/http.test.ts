@@ -90,6 +90,16 @@ describe('authentication', () => {
     const r = await post('/v1/chat/completions', chatBody('smart'), A);
     expectError(403, r.body, r.status, 'model_not_allowed');
     expect((await post('/v1/chat/completions', chatBody('smart'), B)).status).toBe(200);
+    // A pinned model of a configured provider is one the key may not use either.
+    const pinned = await post('/v1/chat/completions', chatBody('sim/sim-mini'), A);
+    expectError(403, pinned.body, pinned.status, 'model_not_allowed');
+  });
+
+  it('404 model_not_found, not 403, for a model that does not exist, whatever the key may use', async () => {
+    for (const model of ['nope', 'ghost/sim-mini']) {
+      const r = await post('/v1/chat/completions', chatBody(model), A);
+      expectError(404, r.body, r.status, 'model_not_found');
+    }
   });
 });
 
