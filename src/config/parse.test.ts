@@ -45,6 +45,11 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
       expected: 'models[0].deployments[0].wieght: unknown field (did you mean "weight"?)',
     },
     {
+      name: 'a deadline on a deployment (it bounds the whole request)',
+      edit: (d) => (d.models[0].deployments[0].deadlineMs = 5000),
+      expected: 'models[0].deployments[0].deadlineMs: the deadline bounds the whole request, every candidate included: set resilience.deadlineMs (one attempt on this deployment: requestTimeoutMs)',
+    },
+    {
       name: 'unknown top-level field',
       edit: (d) => (d.telemetry = {}),
       expected: 'telemetry: unknown field',

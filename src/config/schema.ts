@@ -109,6 +109,11 @@ const DeploymentSchema = z.strictObject({
   requestTimeoutMs: posTimerMs().optional(),
   ttftTimeoutMs: posTimerMs().optional(),
   idleTimeoutMs: posTimerMs().optional(),
+  // Named so its refusal says why: "unknown field" read as a typo of a setting that exists here.
+  deadlineMs: z
+    .unknown()
+    .refine((v) => v === undefined, { error: 'the deadline bounds the whole request, every candidate included: set resilience.deadlineMs (one attempt on this deployment: requestTimeoutMs)' })
+    .optional() as z.ZodType<undefined>,
 });
 
 const ModelSchema = z.strictObject({
