@@ -29,7 +29,7 @@ function sdk(s: FaultServer): OpenAI {
 
 const messages = [{ role: 'user' as const, content: 'Say hello.' }];
 const expected = (model: string): string =>
-  simulateReply({ model, messages }, { provider: 'fault', model }).pieces.join('');
+  simulateReply({ model, messages }, { provider: 'fault', model }).choices[0]!.pieces.join('');
 
 describe('fault server, driven by the official openai SDK', () => {
   it('answers a buffered chat completion and records the request', async () => {
@@ -63,6 +63,28 @@ describe('fault server, driven by the official openai SDK', () => {
     }
     expect(plain.some((c) => 'usage' in c)).toBe(false);
     expect(plain[plain.length - 1]!.choices[0]!.finish_reason).toBe('stop');
+  });
+
+  it('answers n choices, buffered and streamed side by side, as the SDK reads OpenAI’s', async () => {
+    const s = await serve();
+    const res = await sdk(s).chat.completions.create({ model: 'm', messages, n: 2 });
+    expect(res.choices.map((c) => c.index)).toEqual([0, 1]);
+    expect(res.choices[1]!.message.content).toContain('(choice 1)');
+
+    const text = ['', ''];
+    const finished: number[] = [];
+    const chunks = await sdk(s).chat.completions.create({ model: 'm', messages, n: 2, stream: true, stream_options: { include_usage: true } });
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const c of chunks) {
+      usage = c.usage ?? usage;
+      for (const ch of c.choices) {
+        text[ch.index] += ch.delta.content ?? '';
+        if (ch.finish_reason) finished.push(ch.index);
+      }
+    }
+    expect(text).toEqual(res.choices.map((c) => c.message.content));
+    expect(finished).toEqual([0, 1]);
+    expect(usage).toEqual(res.usage);
   });
 
   it('429 → RateLimitError with the Retry-After header and OpenAI’s error body', async () => {
@@ -99,7 +121,7 @@ describe('fault server, driven by the official openai SDK', () => {
       for await (const c of stream) got.push(c.choices[0]?.delta.content ?? '');
     })().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
-    expect(got).toEqual(['', ...simulateReply({ model: 'm', messages }, { provider: 'fault', model: 'm' }).pieces.slice(0, 2)]);
+    expect(got).toEqual(['', ...simulateReply({ model: 'm', messages }, { provider: 'fault', model: 'm' }).choices[0]!.pieces.slice(0, 2)]);
   });
 
   it('serves embeddings (base64 by SDK default) and the model list', async () => {

@@ -28,7 +28,7 @@ function ctx(signal = new AbortController().signal): AttemptContext {
 }
 
 const request: ChatRequest = { model: 'alias', messages: [{ role: 'user', content: 'Hello?' }] };
-const fullText = simulateReply(request, { provider: 'sim', model: 'sim-model' }).pieces.join('');
+const fullText = simulateReply(request, { provider: 'sim', model: 'sim-model' }).choices[0]!.pieces.join('');
 
 /** Settle state of a promise without awaiting it. */
 function track<T>(p: Promise<T>): { settled: () => boolean; value: () => T | undefined; error: () => unknown } {
@@ -113,7 +113,7 @@ describe('simulated adapter: stream', () => {
     const { got, error } = await drain(stream, clock, start);
     expect(error).toBeUndefined();
 
-    const pieces = simulateReply(request, { provider: 'sim', model: 'sim-model' }).pieces;
+    const pieces = simulateReply(request, { provider: 'sim', model: 'sim-model' }).choices[0]!.pieces;
     expect(got).toHaveLength(1 + pieces.length + 2);
     expect(got[0]!.at).toBe(100);
     expect(got[0]!.chunk.choices[0]!.delta).toMatchObject({ role: 'assistant', content: '' });
@@ -183,6 +183,126 @@ describe('simulated adapter: stream', () => {
     await clock.advance(0);
     expect(next.error()).toBe(stall);
     expect(clock.pending).toBe(0);
+  });
+});
+
+describe('simulated adapter: n > 1, as OpenAI answers it', () => {
+  const two: ChatRequest = { ...request, n: 2 };
+  /** One line per chunk: its time, its choice's index, and what it says. */
+  const lines = (got: { at: number; chunk: ChatCompletionChunk }[]) =>
+    got.map(({ at, chunk }) => {
+      const ch = chunk.choices[0];
+      if (!ch) return `${at} usage ${chunk.usage!.completion_tokens}`;
+      expect(chunk.choices).toHaveLength(1);
+      const said = ch.finish_reason ? `finish ${ch.finish_reason}` : ch.delta.role ? 'role' : ch.delta.tool_calls ? JSON.stringify(ch.delta.tool_calls) : JSON.stringify(ch.delta.content);
+      return `${at} ${ch.index} ${said}`;
+    });
+
+  /** The stream's chunks, timed from the request (as the pacing test does). */
+  async function streamed(a: SimulatedAdapter, req: ChatRequest, clock: VirtualClock) {
+    const start = clock.now();
+    return drain(await a.chatStream(req, ctx()), clock, start);
+  }
+
+  it('buffered: n choices, index 0..n-1, each its own text', async () => {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 1), true);
+    const res = (await adapter({}, clock).chat(two, ctx())).response;
+    expect(res.choices.map((c) => c.index)).toEqual([0, 1]);
+    expect(res.choices[0]!.message.content).not.toBe(res.choices[1]!.message.content);
+    expect(res.usage).toEqual(simulateReply(two, { provider: 'sim', model: 'sim-model' }).usage);
+  });
+
+  it('streamed: every role chunk first, then the pieces side by side, each choice finishing after its last, then usage', async () => {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 1), true);
+    const a = adapter({ reply: 'one two #{choice}' }, clock);
+    const { got, error } = await streamed(a, two, clock);
+    expect(error).toBeUndefined();
+    expect(lines(got)).toEqual([
+      '100 0 role',
+      '100 1 role',
+      '300 0 "one "',
+      '300 1 "one "',
+      '400 0 "two "',
+      '400 1 "two "',
+      '500 0 "#0"',
+      '500 0 finish stop',
+      '500 1 "#1"',
+      '500 1 finish stop',
+      '500 usage 6',
+    ]);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('streamed: a choice with less to say finishes first while the other goes on', async () => {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 1), true);
+    const a = adapter({ reply: 'one #{choice} two three' }, clock);
+    // A prefill that begins choice 0's text only: choice 0 says the rest, choice 1 all of its own.
+    const prefilled = (text: string): ChatRequest => ({ ...two, messages: [...request.messages, { role: 'assistant', content: text }] });
+    expect(lines((await streamed(a, prefilled('one #0 '), clock)).got)).toEqual([
+      '100 0 role',
+      '100 1 role',
+      '300 0 "two "',
+      '300 1 "one "',
+      '400 0 "three"',
+      '400 0 finish stop',
+      '400 1 "#1 "',
+      '500 1 "two "',
+      '600 1 "three"',
+      '600 1 finish stop',
+      '600 usage 6',
+    ]);
+    // Nothing left to say: that choice finishes at once.
+    expect(lines((await streamed(a, prefilled('one #0 two three'), clock)).got).slice(0, 4)).toEqual(['100 0 role', '100 1 role', '100 0 finish stop', '300 1 "one "']);
+  });
+
+  it('streamed tool calls: each choice its own call, header then arguments', async () => {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 1), true);
+    const req: ChatRequest = { ...two, tools: [{ type: 'function', function: { name: 'lookup' } }], tool_choice: 'required' };
+    const { got } = await streamed(adapter({}, clock), req, clock);
+    const header = (id: string) => JSON.stringify([{ index: 0, id, type: 'function', function: { name: 'lookup', arguments: '' } }]);
+    const args = JSON.stringify([{ index: 0, function: { arguments: '{"ok":true}' } }]);
+    expect(lines(got).slice(0, -1)).toEqual([
+      '100 0 role',
+      '100 1 role',
+      `300 0 ${header('call_sim_1')}`,
+      `300 1 ${header('call_sim_2')}`,
+      `400 0 ${args}`,
+      '400 0 finish tool_calls',
+      `400 1 ${args}`,
+      '400 1 finish tool_calls',
+    ]);
+    expect(got[0]!.chunk.choices[0]!.delta.content).toBeNull();
+  });
+
+  it('stream_abort counts the content chunks of every choice, and a cut stream never finishes every choice', async () => {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 1), true);
+    const a = adapter({ reply: 'one two #{choice}' }, clock);
+    a.script.enqueue({ kind: 'stream_abort', afterChunks: 3 });
+    const cut = await streamed(a, two, clock);
+    expect(lines(cut.got)).toEqual(['100 0 role', '100 1 role', '300 0 "one "', '300 1 "one "', '400 0 "two "']);
+    expect((cut.error as UpstreamError).category).toBe('network');
+
+    // More chunks than the answer has: every piece goes out, and choice 0 finishes, but not choice 1.
+    a.script.enqueue({ kind: 'stream_abort', afterChunks: 50 });
+    const late = await streamed(a, two, clock);
+    expect(lines(late.got).slice(-3)).toEqual(['500 0 "#0"', '500 0 finish stop', '500 1 "#1"']);
+    expect(late.got).toHaveLength(2 + 6 + 1);
+    expect((late.error as UpstreamError).category).toBe('network');
+  });
+
+  it('stall counts the content chunks of every choice, then is silent until the attempt is aborted', async () => {
+    const clock = new VirtualClock(0, false);
+    const a = adapter({ latencyMs: 0, ttftMs: 0, reply: 'one two #{choice}' }, clock);
+    a.script.enqueue({ kind: 'stall', afterChunks: 3 });
+    const ac = new AbortController();
+    const got: string[] = [];
+    const done = (async () => {
+      for await (const c of await a.chatStream(two, ctx(ac.signal))) got.push(`${c.choices[0]!.index} ${c.choices[0]!.delta.content}`);
+    })().catch((e: unknown) => e);
+    await clock.advance(60_000);
+    expect(got).toEqual(['0 ', '1 ', '0 one ', '1 one ', '0 two ']);
+    ac.abort(new Error('stalled'));
+    expect(((await done) as Error).message).toBe('stalled');
   });
 });
 

@@ -13,7 +13,8 @@
  * - ok: after `latencyMs` (+ slow delay) the reply of reply.ts. Streams resolve
  *   after `latencyMs` (the headers), yield the role chunk, the first piece after
  *   `ttftMs`, then one piece every 1000/`tokensPerSecond` ms, the finish chunk
- *   and always a usage-only chunk (like OpenAI with include_usage).
+ *   and always a usage-only chunk (like OpenAI with include_usage). `n` > 1:
+ *   that many choices, streamed side by side as OpenAI does (chunks.ts).
  * - rate_limit / status: after `latencyMs`, the error `errorFromResponse` makes
  *   of OpenAI's error body (and Retry-After), so it classifies exactly like a
  *   real upstream's answer.

@@ -1,7 +1,9 @@
 /**
  * The simulated upstream's answer, a pure function of the request: same
  * request, same reply, same usage. The text is cut into token-like pieces that
- * the stream delivers one per chunk.
+ * the stream delivers one per chunk. `n` > 1 gets that many choices, each with
+ * its own text (it names its index), as OpenAI answers: the prompt counted
+ * once, the completions of every choice together.
  */
 import type {
   ChatCompletion,
@@ -16,52 +18,77 @@ export interface ReplyIdentity {
   model: string;
 }
 
-export interface SimReply {
+export interface SimChoice {
   /** Content pieces in order; empty for a tool call. Their concatenation is the content. */
   pieces: string[];
   toolCall?: ToolCall;
   finishReason: 'stop' | 'length' | 'tool_calls';
+}
+
+export interface SimReply {
+  /** One per requested choice (`n`), choices[i] being index i. */
+  choices: SimChoice[];
   usage: Usage;
 }
 
 /** Per-message overhead in the prompt estimate, as chat formats add role markers. */
 const TOKENS_PER_MESSAGE = 3;
-const TOOL_CALL_ID = 'call_sim_1';
 const TOOL_ARGUMENTS = '{"ok":true}';
 const PIECE_RE = /\s*\S+\s*/g;
+/** OpenAI's bound on `n` (the gateway refuses more; the loopback fault server reads bodies unchecked). */
+const MAX_CHOICES = 128;
 
 export function simulateReply(req: ChatRequest, who: ReplyIdentity, template?: string): SimReply {
   const messages = req.messages;
-  const last = messages[messages.length - 1];
-  const prefill = last?.role === 'assistant' && !last.tool_calls?.length ? messageText(last) : '';
-  const usageIn = promptTokens(messages);
+  const n = typeof req.n === 'number' && req.n > 1 ? Math.min(Math.floor(req.n), MAX_CHOICES) : 1;
+  const choices: SimChoice[] = [];
+  let completion = 0;
+  for (let index = 0; index < n; index++) {
+    const choice = simulateChoice(req, who, template, index, n);
+    choices.push(choice);
+    completion += choice.toolCall ? Math.ceil((choice.toolCall.function.name.length + TOOL_ARGUMENTS.length) / 4) : choice.pieces.length;
+  }
+  return { choices, usage: usage(promptTokens(messages), completion) };
+}
 
+function simulateChoice(req: ChatRequest, who: ReplyIdentity, template: string | undefined, index: number, n: number): SimChoice {
+  const messages = req.messages;
   const toolName = forcedTool(req);
   if (toolName !== undefined) {
-    const toolCall: ToolCall = { id: TOOL_CALL_ID, type: 'function', function: { name: toolName, arguments: TOOL_ARGUMENTS } };
-    const completion = Math.ceil((toolName.length + TOOL_ARGUMENTS.length) / 4);
-    return { pieces: [], toolCall, finishReason: 'tool_calls', usage: usage(usageIn, completion) };
+    // Ids unique within the answer, as OpenAI's are: choice 0's is call_sim_1, as with n = 1.
+    const toolCall: ToolCall = { id: `call_sim_${index + 1}`, type: 'function', function: { name: toolName, arguments: TOOL_ARGUMENTS } };
+    return { pieces: [], toolCall, finishReason: 'tool_calls' };
   }
 
+  const last = messages[messages.length - 1];
+  const prefill = last?.role === 'assistant' && !last.tool_calls?.length ? messageText(last) : '';
   // A trailing assistant prefill is the reply so far, not part of the conversation:
   // counting it would change the default text and break continuation.
   const conversation = prefill ? messages.length - 1 : messages.length;
-  const full = replyText(who, conversation, template);
+  const full = replyText(who, conversation, template, n > 1 ? index : undefined);
   // Prefill continuation: a resumed stream must deliver the answer exactly once.
   const text = prefill && full.startsWith(prefill) ? full.slice(prefill.length) : full;
   let pieces = splitPieces(text);
-  let finishReason: SimReply['finishReason'] = 'stop';
+  let finishReason: SimChoice['finishReason'] = 'stop';
   const limit = req.max_completion_tokens ?? req.max_tokens;
   if (typeof limit === 'number' && limit >= 0 && pieces.length > limit) {
     pieces = pieces.slice(0, limit);
     finishReason = 'length';
   }
-  return { pieces, finishReason, usage: usage(usageIn, pieces.length) };
+  return { pieces, finishReason };
 }
 
-export function replyText(who: ReplyIdentity, messageCount: number, template?: string): string {
-  if (template !== undefined) return template.replaceAll('{model}', who.model).replaceAll('{provider}', who.provider);
-  return `Hello from ${who.provider}/${who.model}. This is a simulated reply to a conversation of ${messageCount} messages.`;
+/**
+ * The whole text of one choice. `choice`: its index when the request asked for
+ * several (`{choice}` in a template; the default text names it), so each reads
+ * differently; undefined for the one choice of `n` = 1.
+ */
+export function replyText(who: ReplyIdentity, messageCount: number, template?: string, choice?: number): string {
+  if (template !== undefined) {
+    return template.replaceAll('{model}', who.model).replaceAll('{provider}', who.provider).replaceAll('{choice}', String(choice ?? 0));
+  }
+  const which = choice === undefined ? '' : ` (choice ${choice})`;
+  return `Hello from ${who.provider}/${who.model}. This is a simulated reply${which} to a conversation of ${messageCount} messages.`;
 }
 
 /** Words with their following whitespace; leading whitespace stays on the first piece. */
@@ -95,16 +122,14 @@ export function toCompletion(reply: SimReply, meta: ReplyMeta): ChatCompletion {
     object: 'chat.completion',
     created: meta.created,
     model: meta.model,
-    choices: [
-      {
-        index: 0,
-        message: reply.toolCall
-          ? { role: 'assistant', content: null, tool_calls: [reply.toolCall], refusal: null }
-          : { role: 'assistant', content: reply.pieces.join(''), refusal: null },
-        logprobs: null,
-        finish_reason: reply.finishReason,
-      },
-    ],
+    choices: reply.choices.map((choice, index) => ({
+      index,
+      message: choice.toolCall
+        ? { role: 'assistant', content: null, tool_calls: [choice.toolCall], refusal: null }
+        : { role: 'assistant', content: choice.pieces.join(''), refusal: null },
+      logprobs: null,
+      finish_reason: choice.finishReason,
+    })),
     usage: reply.usage,
     system_fingerprint: SYSTEM_FINGERPRINT,
   };
