@@ -71,6 +71,21 @@ describe('simulateReply', () => {
     expect(single(req([user], { max_completion_tokens: 2, max_tokens: 9 }), who).pieces).toHaveLength(2);
   });
 
+  it('ends before the first stop sequence, leaving it out, as OpenAI does', () => {
+    const text = (extra: Partial<ChatRequest>) => single(req([user], extra), who).pieces.join('');
+    expect(text({ stop: '.' })).toBe('Hello from sim/m1');
+    expect(text({ stop: ['conversation', ' is '] })).toBe('Hello from sim/m1. This');
+    expect(text({ stop: ['', 'absent'] })).toBe(text({}));
+    const r = single(req([user], { stop: 'This' }), who);
+    expect([r.pieces, r.finishReason, r.usage.completion_tokens]).toEqual([['Hello ', 'from ', 'sim/m1. '], 'stop', 3]);
+    // max_tokens still cuts a longer answer short; each choice stops on its own.
+    expect(single(req([user], { stop: 'This', max_tokens: 2 }), who).finishReason).toBe('length');
+    const two = simulateReply(req([user], { n: 2, stop: ')' }), who).choices.map((c) => c.pieces.join(''));
+    expect(two).toEqual(['Hello from sim/m1. This is a simulated reply (choice 0', 'Hello from sim/m1. This is a simulated reply (choice 1']);
+    // Only what is generated is searched: a prefill's own text never stops the rest.
+    expect(single(req([user, { role: 'assistant', content: 'Hello from sim/m1.' }], { stop: '.' }), who).pieces.join('')).toBe(' This is a simulated reply to a conversation of 1 messages');
+  });
+
   it('builds an OpenAI chat.completion', () => {
     const reply = simulateReply(req([user]), who);
     const c = toCompletion(reply, { id: 'chatcmpl-sim-1', created: 1700000000, model: 'm1' });

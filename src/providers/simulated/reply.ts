@@ -1,7 +1,8 @@
 /**
  * The simulated upstream's answer, a pure function of the request: same
  * request, same reply, same usage. The text is cut into token-like pieces that
- * the stream delivers one per chunk. `n` > 1 gets that many choices, each with
+ * the stream delivers one per chunk, ending at `stop` or `max_tokens` as a
+ * model's would. `n` > 1 gets that many choices, each with
  * its own text (it names its index), as OpenAI answers: the prompt counted
  * once, the completions of every choice together.
  */
@@ -68,7 +69,7 @@ function simulateChoice(req: ChatRequest, who: ReplyIdentity, template: string |
   const full = replyText(who, conversation, template, n > 1 ? index : undefined);
   // Prefill continuation: a resumed stream must deliver the answer exactly once.
   const text = prefill && full.startsWith(prefill) ? full.slice(prefill.length) : full;
-  let pieces = splitPieces(text);
+  let pieces = splitPieces(beforeStop(text, req.stop));
   let finishReason: SimChoice['finishReason'] = 'stop';
   const limit = req.max_completion_tokens ?? req.max_tokens;
   if (typeof limit === 'number' && limit >= 0 && pieces.length > limit) {
@@ -133,6 +134,23 @@ export function toCompletion(reply: SimReply, meta: ReplyMeta): ChatCompletion {
     usage: reply.usage,
     system_fingerprint: SYSTEM_FINGERPRINT,
   };
+}
+
+/**
+ * The text up to the first of the request's stop sequences, which OpenAI leaves out of
+ * the answer (finish_reason `stop`). Only the generated text is searched, not a prefill:
+ * a sequence spanning a resume's cut is the gateway's to find (stop-across-cut.ts).
+ */
+function beforeStop(text: string, stop: ChatRequest['stop']): string {
+  if (stop == null) return text;
+  let end = text.length;
+  for (const s of typeof stop === 'string' ? [stop] : stop) {
+    // The loopback fault server reads bodies unchecked: anything but a sequence is no stop.
+    if (typeof s !== 'string' || s.length === 0) continue;
+    const at = text.indexOf(s);
+    if (at !== -1 && at < end) end = at;
+  }
+  return text.slice(0, end);
 }
 
 /** The named function when the request forces a tool call, else undefined. */
