@@ -92,3 +92,21 @@ describe('simulated provider through the gateway, n = 2', () => {
     expect(await traceOf('sim-n2-cut')).toMatchObject({ streamOutcome: 'broken' });
   });
 });
+
+describe('simulated provider through the gateway, JSON response_format', () => {
+  it('answers JSON a client can parse, buffered and streamed', async () => {
+    const response_format = {
+      type: 'json_schema',
+      json_schema: { name: 'answer', strict: true, schema: { type: 'object', properties: { answer: { type: 'string' }, confidence: { type: 'number' } }, required: ['answer', 'confidence'], additionalProperties: false } },
+    };
+    const buffered = (await (await post({ response_format })).json()) as ChatCompletion;
+    expect(Object.keys(JSON.parse(buffered.choices[0]!.message.content!))).toEqual(['answer', 'confidence']);
+
+    const r = await post({ response_format: { type: 'json_object' }, stream: true });
+    const text = sseData(await r.text())
+      .filter((d) => d.startsWith('{'))
+      .map((d) => (JSON.parse(d) as ChatCompletionChunk).choices[0]?.delta.content ?? '')
+      .join('');
+    expect(JSON.parse(text)).toEqual({ reply: expect.stringContaining('simulated reply') });
+  });
+});

@@ -2,7 +2,7 @@
  * The simulated upstream's answer, a pure function of the request: same
  * request, same reply, same usage. The text is cut into token-like pieces that
  * the stream delivers one per chunk, ending at `stop` or `max_tokens` as a
- * model's would. `n` > 1 gets that many choices, each with
+ * model's would; a JSON `response_format` gets JSON (json-reply.ts). `n` > 1 gets that many choices, each with
  * its own text (it names its index), as OpenAI answers: the prompt counted
  * once, the completions of every choice together.
  */
@@ -13,6 +13,7 @@ import type {
   ToolCall,
   Usage,
 } from '../../protocol/openai.js';
+import { jsonReply } from './json-reply.js';
 
 export interface ReplyIdentity {
   provider: string;
@@ -66,7 +67,8 @@ function simulateChoice(req: ChatRequest, who: ReplyIdentity, template: string |
   // A trailing assistant prefill is the reply so far, not part of the conversation:
   // counting it would change the default text and break continuation.
   const conversation = prefill ? messages.length - 1 : messages.length;
-  const full = replyText(who, conversation, template, n > 1 ? index : undefined);
+  const said = replyText(who, conversation, template, n > 1 ? index : undefined);
+  const full = jsonReply(req.response_format, said) ?? said;
   // Prefill continuation: a resumed stream must deliver the answer exactly once.
   const text = prefill && full.startsWith(prefill) ? full.slice(prefill.length) : full;
   let pieces = splitPieces(beforeStop(text, req.stop));
