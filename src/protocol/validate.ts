@@ -4,19 +4,11 @@
  * shape the gateway relies on and leave unknown fields to the upstream.
  */
 import { invalidRequest } from '../core/errors.js';
+import { isObj, optNumber } from './field-checks.js';
 import type { ChatRequest, EmbeddingsRequest } from './openai.js';
+import { checkChatOptions } from './validate-options.js';
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** `v` is the field read by name at the call site: a read by computed key is a megamorphic lookup (~150 instructions each, eight a request). */
-function optNumber(v: unknown, key: string, min: number, max: number, integer = false): void {
-  if (v === undefined || v === null) return;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max || (integer && !Number.isInteger(v))) {
-    throw invalidRequest(`'${key}' must be ${integer ? 'an integer' : 'a number'} between ${min} and ${max}`, key);
-  }
-}
 
 /** Adapters and token estimates read `function.name` / `function.arguments` of every call. */
 function checkToolCalls(calls: unknown, i: number, role: string): void {
@@ -52,13 +44,6 @@ function checkContent(content: unknown, i: number, role: string): void {
   }
 }
 
-/** `stop`: a string or an array of strings (adapters map each to the provider's stop sequences). */
-function checkStop(stop: unknown): void {
-  if (stop === undefined || stop === null || typeof stop === 'string') return;
-  if (Array.isArray(stop) && stop.every((s) => typeof s === 'string')) return;
-  throw invalidRequest("'stop' must be a string or an array of strings", 'stop');
-}
-
 /** A function's description and parameters, in `tools[t].function` or legacy `functions[t]`. */
 function checkFunctionTool(fn: Record<string, unknown>, t: number, legacy = false): void {
   const where = (field: string) => (legacy ? `functions[${t}].${field}` : `tools[${t}].function.${field}`);
@@ -71,6 +56,26 @@ function checkFunctionTool(fn: Record<string, unknown>, t: number, legacy = fals
     throw invalidRequest(`${where('description')} must be a string`, where('description'));
   }
 }
+
+/** Function tools, and custom tools (free-form input: OpenAI-compatible upstreams take them, native adapters refuse them). */
+function checkTools(tools: unknown): void {
+  if (!Array.isArray(tools)) throw invalidRequest("'tools' must be an array", 'tools');
+  for (let t = 0; t < tools.length; t++) {
+    const tool = tools[t];
+    if (!isObj(tool)) throw badTool(t);
+    const type = tool.type;
+    if (type === 'custom') {
+      if (isObj(tool.custom) && typeof tool.custom.name === 'string') continue;
+      throw badTool(t);
+    }
+    if ((type !== undefined && type !== 'function') || !isObj(tool.function) || typeof tool.function.name !== 'string') throw badTool(t);
+    // Native adapters build the provider's schema from these: a string or an array there is no schema to build from.
+    checkFunctionTool(tool.function, t);
+  }
+}
+
+const badTool = (t: number) =>
+  invalidRequest(`tools[${t}] must be {type: 'function', function: {name, ...}} or {type: 'custom', custom: {name, ...}}`, `tools[${t}]`);
 
 /** Legacy function calling: native adapters offer `functions` as tools, so they are checked as tools are. */
 function checkFunctions(functions: unknown): void {
@@ -133,38 +138,11 @@ export function validateChatRequest(body: unknown): ChatRequest {
     if (role === 'tool' && typeof m.tool_call_id !== 'string') throw invalidRequest(`messages[${i}].tool_call_id is required for role 'tool'`, `messages[${i}].tool_call_id`);
     checkContent(m.content, i, role);
   }
-  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') throw invalidRequest("'stream' must be a boolean", 'stream');
-  if (body.stream_options !== undefined && body.stream_options !== null && !isObj(body.stream_options)) {
-    throw invalidRequest("'stream_options' must be an object", 'stream_options');
-  }
-  optNumber(body.max_tokens, 'max_tokens', 1, 10_000_000, true);
-  optNumber(body.max_completion_tokens, 'max_completion_tokens', 1, 10_000_000, true);
-  optNumber(body.temperature, 'temperature', 0, 2);
-  optNumber(body.top_p, 'top_p', 0, 1);
-  optNumber(body.n, 'n', 1, 128, true);
-  optNumber(body.presence_penalty, 'presence_penalty', -2, 2);
-  optNumber(body.frequency_penalty, 'frequency_penalty', -2, 2);
-  optNumber(body.seed, 'seed', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, true);
-  if (body.tools !== undefined && body.tools !== null) {
-    if (!Array.isArray(body.tools)) throw invalidRequest("'tools' must be an array", 'tools');
-    for (let t = 0; t < body.tools.length; t++) {
-      const tool = body.tools[t];
-      // A custom tool (free-form input) is OpenAI's too: OpenAI-compatible upstreams take it, native adapters refuse it.
-      const custom = isObj(tool) && tool.type === 'custom' && isObj(tool.custom) && typeof tool.custom.name === 'string';
-      if (!custom && (!isObj(tool) || (tool.type !== undefined && tool.type !== 'function') || !isObj(tool.function) || typeof tool.function.name !== 'string')) {
-        throw invalidRequest(`tools[${t}] must be {type: 'function', function: {name, ...}} or {type: 'custom', custom: {name, ...}}`, `tools[${t}]`);
-      }
-      // Native adapters build the provider's schema from these: a string or an array there is no schema to build from.
-      if (!custom) checkFunctionTool(tool.function as Record<string, unknown>, t);
-    }
-  }
+  checkChatOptions(body);
+  if (body.tools !== undefined && body.tools !== null) checkTools(body.tools);
   if (body.functions !== undefined && body.functions !== null) checkFunctions(body.functions);
   if (body.function_call !== undefined && body.function_call !== null) checkFunctionCall(body.function_call);
-  checkStop(body.stop);
   checkToolChoice(body.tool_choice);
-  if (body.response_format !== undefined && body.response_format !== null && !(isObj(body.response_format) && typeof body.response_format.type === 'string')) {
-    throw invalidRequest("'response_format' must be an object with a 'type'", 'response_format');
-  }
   return body as unknown as ChatRequest;
 }
 
