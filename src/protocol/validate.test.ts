@@ -142,6 +142,113 @@ describe('validateChatRequest: each malformed body is a 400 naming its param', (
   });
 });
 
+describe('validateChatRequest: the options OpenAI checks, checked alike', () => {
+  const streamed = () => ({ ...base(), stream: true });
+  const nullable = [
+    'stream_options', 'logprobs', 'top_logprobs', 'logit_bias', 'response_format', 'modalities', 'audio', 'prediction', 'metadata', 'web_search_options',
+    'parallel_tool_calls', 'store', 'user', 'safety_identifier', 'prompt_cache_key', 'prompt_cache_retention', 'service_tier', 'reasoning_effort', 'verbosity',
+  ];
+  const valid: [string, Record<string, unknown>][] = [
+    ['each option null, as OpenAI takes null for absent', { ...base(), ...Object.fromEntries(nullable.map((k) => [k, null])) }],
+    ['stream_options with both flags on a stream', { ...streamed(), stream_options: { include_usage: false, include_obfuscation: false } }],
+    ['logprobs with 20 alternatives', { ...base(), logprobs: true, top_logprobs: 20 }],
+    ['top_logprobs 0 without logprobs (nothing asked of it)', { ...base(), top_logprobs: 0 }],
+    ['logit_bias at both ends, and fractional', { ...base(), logit_bias: { '50256': -100, '1': 100, '2': 0.5 } }],
+    ['an empty logit_bias', { ...base(), logit_bias: {} }],
+    ['a json_schema without schema, strict null', { ...base(), response_format: { type: 'json_schema', json_schema: { name: 'my-schema_1', strict: null } } }],
+    ['a json_schema with every field', { ...base(), response_format: { type: 'json_schema', json_schema: { name: 'n'.repeat(64), description: 'd', schema: { type: 'object' }, strict: true } } }],
+    ['response_format text', { ...base(), response_format: { type: 'text' } }],
+    ["vLLM's structural_tag, for an OpenAI-compatible upstream", { ...base(), response_format: { type: 'structural_tag', format: { type: 'triggered_tags' } } }],
+    ["Fireworks' grammar", { ...base(), response_format: { type: 'grammar', grammar: 'root ::= "a"' } }],
+    ['audio output with a built-in voice', { ...base(), modalities: ['text', 'audio'], audio: { format: 'wav', voice: 'alloy' } }],
+    ['a custom voice, and a format or modality OpenAI may add later', { ...base(), modalities: ['text', 'video'], audio: { format: 'ogg', voice: { id: 'voice_1234' } } }],
+    ['a prediction as a string', { ...base(), prediction: { type: 'content', content: 'the old file' } }],
+    ['a prediction as text parts', { ...base(), prediction: { type: 'content', content: [{ type: 'text', text: 'a' }] } }],
+    ['a prediction of a type OpenAI may add later', { ...base(), prediction: { type: 'diff', patch: 'x' } }],
+    ['metadata at its limits', { ...base(), metadata: Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`${i}`.padEnd(64, 'k'), 'v'.repeat(512)])) }],
+    ['web search options', { ...base(), web_search_options: { search_context_size: 'low', user_location: { type: 'approximate', approximate: { city: 'Paris' } } } }],
+    ['empty web search options', { ...base(), web_search_options: {} }],
+    [
+      'flags and identifiers',
+      { ...base(), parallel_tool_calls: false, store: true, user: 'u-1', safety_identifier: 's'.repeat(64), prompt_cache_key: 'k', prompt_cache_retention: '24h' },
+    ],
+    ['enumerations OpenAI grows, with values it has not named yet', { ...base(), service_tier: 'flex-2030', reasoning_effort: 'max', verbosity: 'terse' }],
+  ];
+  it.each(valid)('pass: %s', (_name, body) => {
+    const snapshot = JSON.stringify(body);
+    expect(validateChatRequest(body)).toBe(body);
+    expect(JSON.stringify(body)).toBe(snapshot);
+  });
+
+  const bad: [string, Record<string, unknown>, string][] = [
+    ['a response_format type OpenAI has not (the audit: xml)', { ...base(), response_format: { type: 'xml' } }, 'response_format.type'],
+    ['json_schema without its json_schema', { ...base(), response_format: { type: 'json_schema' } }, 'response_format.json_schema'],
+    ['json_schema whose json_schema is a string', { ...base(), response_format: { type: 'json_schema', json_schema: 'x' } }, 'response_format.json_schema'],
+    ['json_schema without a name', { ...base(), response_format: { type: 'json_schema', json_schema: { schema: {} } } }, 'response_format.json_schema.name'],
+    ['a json_schema name with a space', { ...base(), response_format: { type: 'json_schema', json_schema: { name: 'my schema' } } }, 'response_format.json_schema.name'],
+    ['a json_schema name over 64 characters', { ...base(), response_format: { type: 'json_schema', json_schema: { name: 'n'.repeat(65) } } }, 'response_format.json_schema.name'],
+    ['a json_schema schema that is a string', { ...base(), response_format: { type: 'json_schema', json_schema: { name: 's', schema: 'object' } } }, 'response_format.json_schema.schema'],
+    ['json_schema strict as a string', { ...base(), response_format: { type: 'json_schema', json_schema: { name: 's', strict: 'yes' } } }, 'response_format.json_schema.strict'],
+    ['a json_schema description that is a number', { ...base(), response_format: { type: 'json_schema', json_schema: { name: 's', description: 5 } } }, 'response_format.json_schema.description'],
+    ['logprobs as a string (the audit)', { ...base(), logprobs: 'x' }, 'logprobs'],
+    ['top_logprobs -1 (the audit)', { ...base(), logprobs: true, top_logprobs: -1 }, 'top_logprobs'],
+    ['top_logprobs above 20', { ...base(), logprobs: true, top_logprobs: 21 }, 'top_logprobs'],
+    ['top_logprobs fractional', { ...base(), logprobs: true, top_logprobs: 1.5 }, 'top_logprobs'],
+    ['top_logprobs as a string', { ...base(), logprobs: true, top_logprobs: '5' }, 'top_logprobs'],
+    ['top_logprobs without logprobs', { ...base(), top_logprobs: 5 }, 'top_logprobs'],
+    ['top_logprobs with logprobs false', { ...base(), logprobs: false, top_logprobs: 1 }, 'top_logprobs'],
+    ['include_usage as a string (the audit)', { ...streamed(), stream_options: { include_usage: 'yes' } }, 'stream_options.include_usage'],
+    ['include_obfuscation as a number', { ...streamed(), stream_options: { include_obfuscation: 1 } }, 'stream_options.include_obfuscation'],
+    ['stream_options without stream', { ...base(), stream_options: { include_usage: true } }, 'stream_options'],
+    ['stream_options with stream false', { ...base(), stream: false, stream_options: {} }, 'stream_options'],
+    ['logit_bias as a number (the audit)', { ...base(), logit_bias: 5 }, 'logit_bias'],
+    ['logit_bias as an array', { ...base(), logit_bias: [1] }, 'logit_bias'],
+    ['a logit_bias key that is a word, not a token id', { ...base(), logit_bias: { hello: 1 } }, 'logit_bias'],
+    ['a negative logit_bias key', { ...base(), logit_bias: { '-1': 1 } }, 'logit_bias'],
+    ['a logit_bias above 100', { ...base(), logit_bias: { '50256': 101 } }, 'logit_bias'],
+    ['a logit_bias as a string', { ...base(), logit_bias: { '50256': '5' } }, 'logit_bias'],
+    ['user as an object (the audit)', { ...base(), user: {} }, 'user'],
+    ['user as a number', { ...base(), user: 5 }, 'user'],
+    ['modalities as a number (the audit)', { ...base(), modalities: 5 }, 'modalities'],
+    ['modalities with a number in it', { ...base(), modalities: ['text', 1] }, 'modalities'],
+    ['audio as a string', { ...base(), audio: 'alloy' }, 'audio'],
+    ['audio without a format', { ...base(), audio: { voice: 'alloy' } }, 'audio.format'],
+    ['audio without a voice', { ...base(), audio: { format: 'wav' } }, 'audio.voice'],
+    ['an audio voice object without an id', { ...base(), audio: { format: 'wav', voice: { name: 'alloy' } } }, 'audio.voice'],
+    ['prediction as a string', { ...base(), prediction: 'the old file' }, 'prediction'],
+    ['prediction without a type', { ...base(), prediction: { content: 'x' } }, 'prediction'],
+    ['prediction content as a number', { ...base(), prediction: { type: 'content', content: 5 } }, 'prediction.content'],
+    ['prediction content with an image part', { ...base(), prediction: { type: 'content', content: [{ type: 'image_url', image_url: { url: 'x' } }] } }, 'prediction.content'],
+    ['metadata as a string', { ...base(), metadata: 'x' }, 'metadata'],
+    ['a metadata value that is a number', { ...base(), metadata: { a: 1 } }, 'metadata'],
+    ['17 metadata pairs', { ...base(), metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata'],
+    ['a metadata key over 64 characters', { ...base(), metadata: { ['k'.repeat(65)]: 'v' } }, 'metadata'],
+    ['a metadata value over 512 characters', { ...base(), metadata: { k: 'v'.repeat(513) } }, 'metadata'],
+    ['web_search_options as a string', { ...base(), web_search_options: 'on' }, 'web_search_options'],
+    ['a search_context_size that is a number', { ...base(), web_search_options: { search_context_size: 3 } }, 'web_search_options.search_context_size'],
+    ['a user_location that is a string', { ...base(), web_search_options: { user_location: 'Paris' } }, 'web_search_options.user_location'],
+    ['parallel_tool_calls as a string', { ...base(), parallel_tool_calls: 'false' }, 'parallel_tool_calls'],
+    ['store as a number', { ...base(), store: 1 }, 'store'],
+    ['a safety_identifier over 64 characters', { ...base(), safety_identifier: 's'.repeat(65) }, 'safety_identifier'],
+    ['a safety_identifier that is a number', { ...base(), safety_identifier: 5 }, 'safety_identifier'],
+    ['prompt_cache_key as a number', { ...base(), prompt_cache_key: 5 }, 'prompt_cache_key'],
+    ['prompt_cache_retention as a number', { ...base(), prompt_cache_retention: 24 }, 'prompt_cache_retention'],
+    ['service_tier as a number', { ...base(), service_tier: 1 }, 'service_tier'],
+    ['reasoning_effort as an object', { ...base(), reasoning_effort: { effort: 'low' } }, 'reasoning_effort'],
+    ['verbosity as an array', { ...base(), verbosity: ['low'] }, 'verbosity'],
+  ];
+  it.each(bad)('refuse: %s → param %s', (_name, body, param) => {
+    const e = refusal(() => validateChatRequest(body));
+    expect([e.status, e.code, e.type, e.param]).toEqual([400, 'invalid_request', 'invalid_request_error', param]);
+    expect(e.message).toContain(param.split('.')[0]);
+  });
+
+  it('never echoes metadata, which is the client\'s data', () => {
+    const e = refusal(() => validateChatRequest({ ...base(), metadata: { 'SECRET-KEY': 'SECRET-VALUE'.repeat(50) } }));
+    expect(e.message).not.toMatch(/SECRET/);
+  });
+});
+
 describe('validateEmbeddingsRequest', () => {
   it.each<[string, Record<string, unknown>]>([
     ['a string', { model: 'emb', input: 'hello' }],

@@ -1,7 +1,9 @@
 /**
  * Request validation on the hot path: hand-written checks over the parsed JSON
  * (a schema library costs several times more per request here). They check the
- * shape the gateway relies on and leave unknown fields to the upstream.
+ * shape the gateway relies on, and the values of OpenAI's fields that OpenAI
+ * itself refuses with 400 (which a lenient upstream or a native adapter would
+ * otherwise answer with 200), and leave unknown fields to the upstream.
  */
 import { invalidRequest } from '../core/errors.js';
 import { isObj, optNumber } from './field-checks.js';
