@@ -6,7 +6,7 @@
  * otherwise answer with 200), and leave unknown fields to the upstream.
  */
 import { invalidRequest } from '../core/errors.js';
-import { isObj, optNumber } from './field-checks.js';
+import { badName, isName, isObj, optNumber } from './field-checks.js';
 import type { ChatRequest, EmbeddingsRequest } from './openai.js';
 import { checkChatOptions } from './validate-options.js';
 
@@ -59,7 +59,11 @@ function checkFunctionTool(fn: Record<string, unknown>, t: number, legacy = fals
   }
 }
 
-/** Function tools, and custom tools (free-form input: OpenAI-compatible upstreams take them, native adapters refuse them). */
+/**
+ * Function tools and custom tools (free-form input; OpenAI-compatible upstreams take
+ * them, native adapters refuse them). OpenAI requires the `type` ("Missing required
+ * parameter: 'tools[0].type'") and a function name of its alphabet.
+ */
 function checkTools(tools: unknown): void {
   if (!Array.isArray(tools)) throw invalidRequest("'tools' must be an array", 'tools');
   for (let t = 0; t < tools.length; t++) {
@@ -70,7 +74,9 @@ function checkTools(tools: unknown): void {
       if (isObj(tool.custom) && typeof tool.custom.name === 'string') continue;
       throw badTool(t);
     }
-    if ((type !== undefined && type !== 'function') || !isObj(tool.function) || typeof tool.function.name !== 'string') throw badTool(t);
+    if (type !== 'function') throw invalidRequest(`tools[${t}].type must be 'function' or 'custom'`, `tools[${t}].type`);
+    if (!isObj(tool.function) || typeof tool.function.name !== 'string') throw badTool(t);
+    if (!isName(tool.function.name)) throw badName(`tools[${t}].function.name`);
     // Native adapters build the provider's schema from these: a string or an array there is no schema to build from.
     checkFunctionTool(tool.function, t);
   }
@@ -85,6 +91,7 @@ function checkFunctions(functions: unknown): void {
   for (let f = 0; f < functions.length; f++) {
     const fn = functions[f];
     if (!isObj(fn) || typeof fn.name !== 'string') throw invalidRequest(`functions[${f}] must be {name, description?, parameters?} with a string name`, `functions[${f}]`);
+    if (!isName(fn.name)) throw badName(`functions[${f}].name`);
     checkFunctionTool(fn, f, true);
   }
 }
