@@ -135,6 +135,8 @@ const CHAT_PATHS: ReadonlyArray<readonly (string | number)[]> = [
   ['stream'], ['stream_options'], ['stream_options', 'include_usage'], ['temperature'], ['top_p'], ['n'],
   ['max_tokens'], ['max_completion_tokens'], ['tools'], ['tools', 0], ['tools', 0, 'function'],
   ['tools', 0, 'function', 'name'], ['response_format'], ['response_format', 'type'], ['tool_choice'], ['user'], ['unknown_field'],
+  ['tools', 0, 'type'], ['response_format', 'json_schema'], ['response_format', 'json_schema', 'name'], ['logprobs'], ['top_logprobs'],
+  ['logit_bias'], ['logit_bias', '50256'], ['metadata'], ['metadata', 'k'], ['modalities'], ['audio'], ['prediction'], ['web_search_options'],
 ];
 
 /** Sets `path` in `obj` to `value`, creating containers of the wrong kind where needed. */
