@@ -67,7 +67,8 @@ export type ToolChoice =
   | { type: 'function'; function: { name: string } };
 
 export interface ResponseFormat {
-  type: 'text' | 'json_object' | 'json_schema';
+  /** OpenAI's three, and two OpenAI-compatible servers' own (vLLM's and SGLang's, Fireworks'): what validation lets through. */
+  type: 'text' | 'json_object' | 'json_schema' | 'structural_tag' | 'grammar';
   json_schema?: { name: string; schema?: Record<string, unknown>; strict?: boolean; description?: string };
 }
 
@@ -75,7 +76,8 @@ export interface ChatRequest {
   model: string;
   messages: ChatMessage[];
   stream?: boolean;
-  stream_options?: { include_usage?: boolean } | null;
+  /** Only on a stream (validation refuses it otherwise, as OpenAI does). */
+  stream_options?: { include_usage?: boolean | null; include_obfuscation?: boolean | null } | null;
   max_tokens?: number | null;
   max_completion_tokens?: number | null;
   temperature?: number | null;
@@ -87,11 +89,17 @@ export interface ChatRequest {
   frequency_penalty?: number | null;
   tools?: FunctionTool[];
   tool_choice?: ToolChoice;
-  parallel_tool_calls?: boolean;
+  parallel_tool_calls?: boolean | null;
+  logprobs?: boolean | null;
+  /** 0–20; above 0 only with `logprobs: true`. */
+  top_logprobs?: number | null;
+  /** Token ids to biases of −100..100. */
+  logit_bias?: Record<string, number> | null;
+  modalities?: string[] | null;
   functions?: LegacyFunction[] | null;
   function_call?: 'none' | 'auto' | { name: string } | null;
-  response_format?: ResponseFormat;
-  user?: string;
+  response_format?: ResponseFormat | null;
+  user?: string | null;
   [key: string]: unknown;
 }
 
