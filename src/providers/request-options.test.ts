@@ -64,6 +64,12 @@ describe.each(Object.entries(CONVERTERS))('%s', (provider, convert) => {
     expect(refusal(convert, { ...base({}), response_format: { type: 'json_schema', json_schema: 'x' } } as unknown as ChatRequest).param).toBe('response_format.json_schema');
   });
 
+  it("refuses a logit_bias (OpenAI's token ids) and a web search rather than dropping them; an empty bias is none", () => {
+    expect(refusal(convert, base({ logit_bias: { '50256': -100 } })).param).toBe('logit_bias');
+    expect(convert(base({ logit_bias: {} }))).toEqual(convert(base({})));
+    expect(refusal(convert, base({ web_search_options: {} })).param).toBe('web_search_options');
+  });
+
   it('gives a tool whose parameters name no type an object schema', () => {
     const req = base({ tools: [{ type: 'function', function: { name: 'f', parameters: { properties: { a: { type: 'string' } } } } }] });
     const out = convert(req) as { tools: Record<string, unknown>[] };

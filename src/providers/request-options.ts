@@ -107,10 +107,16 @@ export function stopSequences(req: ChatRequest, provider: string, max = Infinity
 
 /**
  * A native answer carries text and tool calls only: log probabilities or audio asked for
- * are refused, not answered without them (`logprobs: null`, a text reply to play).
+ * are refused, not answered without them (`logprobs: null`, a text reply to play). So is a
+ * `logit_bias`: its keys are ids of OpenAI's tokenizer, which no native model shares, and
+ * dropped, a token the client banned (-100) could appear in the answer; and a web search.
  */
 export function textAnswer(req: ChatRequest, provider: string): void {
   if (req.logprobs === true) throw invalid(`logprobs are not supported by ${provider}`, 'logprobs');
+  const bias = req.logit_bias;
+  if (bias != null) for (const _ in bias) throw invalid(`logit_bias is not supported by ${provider} (its token ids are OpenAI's)`, 'logit_bias');
+  // A search the client asked for, answered from the model's memory, would be an answer of another kind.
+  if (req.web_search_options != null) throw invalid(`web_search_options is not supported by ${provider}`, 'web_search_options');
   const modalities = req.modalities;
   if (Array.isArray(modalities) && modalities.includes('audio')) throw invalid(`audio output is not supported by ${provider}`, 'modalities');
 }
