@@ -1,6 +1,7 @@
 /**
  * Reading a request body: bounded by `maxBodyBytes` (413 as soon as the bound
- * is crossed, declared or not), strict UTF-8, parsed once.
+ * is crossed, declared or not), uncompressed (415 otherwise, before reading),
+ * strict UTF-8, parsed once.
  */
 import { isAscii } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
@@ -73,10 +74,12 @@ function onClose(this: Reading): void {
 }
 
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > maxBytes) {
-    return Promise.reject(tooLarge(maxBytes));
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined) {
+    const coding = nonIdentityCoding(encoding);
+    if (coding !== undefined) return Promise.reject(unsupportedEncoding(coding));
   }
+  if (declaredOver(req, maxBytes)) return Promise.reject(tooLarge(maxBytes));
   return new Promise((resolve, reject) => {
     (req as Reading)[kRead] = { parts: [], size: 0, max: maxBytes, done: false, resolve, reject };
     // No 'error' listener: IncomingMessage emits 'error' only to listeners, and 'close' follows it.
@@ -85,6 +88,29 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
     req.on('close', onClose);
   });
 }
+
+/** The declared Content-Length is over `maxBytes` (node's parser has checked it is digits). */
+export function declaredOver(req: IncomingMessage, maxBytes: number): boolean {
+  const declared = req.headers['content-length'];
+  return declared !== undefined && Number(declared) > maxBytes;
+}
+
+/**
+ * The first coding of a Content-Encoding list other than `identity`. A gzip body
+ * read as it stands failed as "not valid UTF-8", which sent clients looking in the
+ * wrong place; decompressing instead would need a second bound (a small gzip body
+ * inflates to gigabytes) for something no OpenAI SDK sends.
+ */
+function nonIdentityCoding(header: string): string | undefined {
+  for (const part of header.split(',')) {
+    const coding = part.trim().toLowerCase();
+    if (coding !== '' && coding !== 'identity') return coding;
+  }
+  return undefined;
+}
+
+const unsupportedEncoding = (coding: string) =>
+  new GatewayError(415, 'unsupported_media_type', `Content-Encoding '${coding.slice(0, 40)}' is not supported: the gateway takes uncompressed JSON request bodies`);
 
 const tooLarge = (max: number) => new GatewayError(413, 'payload_too_large', `Request body exceeds ${max} bytes`);
 
