@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Gateway } from '../core/gateway.js';
 import { AttemptAborted, SHUTTING_DOWN } from '../resilience/abort.js';
-import { ClientGoneError } from './body.js';
+import { ClientGoneError, declaredOver } from './body.js';
 import { onClientError } from './client-error.js';
 import { requestIdOf } from './request-id.js';
 import { internalError, sendError } from './respond.js';
@@ -94,16 +94,29 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
       keepAliveTimeout: options.keepAliveTimeoutMs ?? SERVER_DEFAULTS.keepAliveTimeoutMs,
       connectionsCheckingInterval: options.timeoutCheckIntervalMs ?? Math.min(30_000, Math.max(10, Math.floor(headersTimeout / 2))),
     },
-    (req, res) => {
-      inFlight++;
-      const socket = req.socket as TrackedSocket;
-      if (socket[kCurrent] === undefined) socket[kCurrent] = res;
-      else (socket[kQueued] ??= []).push(res); // pipelined behind a response still in flight
-      res.on('close', onResponseClose);
-      if (closing) res.setHeader('connection', 'close');
-      void handle(req, res);
-    },
+    onRequest,
   );
+  function onRequest(req: IncomingMessage, res: ServerResponse): void {
+    inFlight++;
+    const socket = req.socket as TrackedSocket;
+    if (socket[kCurrent] === undefined) socket[kCurrent] = res;
+    else (socket[kQueued] ??= []).push(res); // pipelined behind a response still in flight
+    res.on('close', onResponseClose);
+    if (closing) res.setHeader('connection', 'close');
+    void handle(req, res);
+  }
+  /**
+   * `Expect: 100-continue`: node would write 100 Continue itself, and a client declaring a
+   * body over the bound would upload all of it before reading the 413. Without the 100 the
+   * route answers from the headers (413 from readBody, or a 401 first, as without Expect).
+   * The client may then send the body or not: the connection closes after the answer
+   * rather than leave the client and the parser to disagree on where the next request starts.
+   */
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (declaredOver(req, config.server.maxBodyBytes)) res.setHeader('connection', 'close');
+    else res.writeContinue();
+    onRequest(req, res);
+  });
   // Malformed HTTP (bad request line, oversized headers, lying bodies, timeouts).
   server.on('clientError', onClientError);
   server.on('connection', (socket: TrackedSocket) => {
