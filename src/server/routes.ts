@@ -14,6 +14,7 @@ import { asAnswer } from '../resilience/outcome.js';
 import { Authenticator, presentedKey } from './auth.js';
 import { parseJsonBody, readBody } from './body.js';
 import { requestIdOf } from './request-id.js';
+import { originFormOf } from './request-target.js';
 import { sendError, sendJson, sendRaw, sendRouted, type HeaderMap } from './respond.js';
 import { writeSse } from './sse.js';
 
@@ -42,6 +43,7 @@ const CLOSE: HeaderMap = { connection: 'close' };
 const HEALTHZ = JSON.stringify({ status: 'ok' });
 const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
 const DONE = Promise.resolve();
+const SLASH = 0x2f;
 
 export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: () => boolean, failed: FailureHandler, sendTimeoutMs = 0): Handler {
   const { config } = gateway;
@@ -65,7 +67,9 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
 
   /** Dispatch. The two routed endpoints are their own async functions: no second promise and hop for every chat request. */
   function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = req.url ?? '/';
+    const target = req.url ?? '/';
+    // One test for the origin form every SDK sends; the absolute form only pays for its parse.
+    const url = target.charCodeAt(0) === SLASH ? target : (originFormOf(target) ?? target);
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     const method = req.method ?? 'GET';
