@@ -44,7 +44,7 @@ async function serve(config: Parameters<typeof startSwitchyard>[0], source: stri
   const logger = createLogger();
   logger.info({ event: 'config', source, origin }, origin === 'demo' ? `using the bundled demo config ${source}` : `using config ${source}`);
   const running = await startSwitchyard(config, { observability: { logger, processMetrics: true } });
-  logger.info({ event: 'listening', url: running.url }, `switchyard listening on ${running.url}`);
+  logger.info({ event: 'listening', url: running.listenUrl, address: running.url }, `switchyard listening on ${running.listenUrl}`);
   await new Promise<void>((resolve) => {
     let stopping = false;
     const stop = (signal: NodeJS.Signals | 'parent-exited') => {

@@ -24,9 +24,15 @@ export interface RunningSwitchyard {
   gateway: Gateway;
   observability: Observability;
   server: SwitchyardServer;
+  /** Where to reach it: the bound address (`http://127.0.0.1:PORT` for `localhost`). */
   url: string;
   host: string;
   port: number;
+  /**
+   * The ready line's `http://HOST:PORT`: the host as configured (`localhost`, `0.0.0.0`,
+   * `[::]`) with the bound port, so it reads as the config a user wrote (CONTRACT.md).
+   */
+  listenUrl: string;
   /** Graceful: stop accepting, let in-flight requests finish up to `graceMs`, then release everything. */
   close(graceMs?: number): Promise<void>;
 }
@@ -72,6 +78,7 @@ export async function startSwitchyard(config: Config, opts: StartOptions = {}): 
     observability,
     server,
     ...addr,
+    listenUrl: `http://${urlHost(host)}:${addr.port}`,
     close(graceMs) {
       closed ??= (async () => {
         await server.close(graceMs);
@@ -86,7 +93,7 @@ export async function startSwitchyard(config: Config, opts: StartOptions = {}): 
 /** Why `host:port` cannot be listened on, in the config's words: node's says `getaddrinfo ENOTFOUND x`. */
 function listenError(err: unknown, host: string, port: number): Error {
   const code = (err as NodeJS.ErrnoException | null)?.code;
-  const at = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const at = `${urlHost(host)}:${port}`;
   const why =
     code === 'EADDRINUSE' ? ['server.port', 'the port is already in use']
     : code === 'EACCES' ? ['server.port', 'permission denied (ports below 1024 need privileges)']
@@ -96,3 +103,6 @@ function listenError(err: unknown, host: string, port: number): Error {
   const message = why ? `${why[0]}: cannot listen on ${at}: ${why[1]}` : `cannot listen on ${at}: ${err instanceof Error ? err.message : String(err)}`;
   return new Error(message, { cause: err });
 }
+
+/** An IPv6 literal in brackets, as a URL writes it. */
+const urlHost = (host: string): string => (host.includes(':') ? `[${host}]` : host);

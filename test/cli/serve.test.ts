@@ -297,6 +297,20 @@ describe('switchyard serve (a real process)', () => {
     }
   });
 
+  it('the ready line names the host as configured (--host localhost), with the port the OS chose', async () => {
+    const p = cli(['serve', '--config', configFile, '--port', '0', '--host', 'localhost']);
+    const line = await p.line(/listening on http:\/\/localhost:\d+/);
+    const logged = JSON.parse(line) as { url: string; address: string; msg: string };
+    const port = Number(/localhost:(\d+)/.exec(logged.msg)![1]);
+    expect(port).toBeGreaterThan(0);
+    expect(logged.url).toBe(`http://localhost:${port}`);
+    // The bound address is there too, for whoever needs the numeric one.
+    expect(logged.address).toMatch(new RegExp(`^http://(127\\.0\\.0\\.1|\\[::1\\]):${port}$`));
+    expect((await fetch(`${logged.address}/healthz`)).status).toBe(200);
+    p.child.kill('SIGTERM');
+    expect((await p.exited).code).toBe(0);
+  });
+
   it('without a config it says it uses the bundled demo', async () => {
     const empty = mkdtempSync(join(dir, 'empty-'));
     const p = cli(['serve', '--port', '0'], { cwd: empty });

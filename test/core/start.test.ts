@@ -87,6 +87,24 @@ it('says which setting stops it listening, in the config\'s words: a port in use
   );
 });
 
+it('gives the ready line\'s URL with the host as configured and the bound port; `url` stays the bound address', async () => {
+  const byName = await startSwitchyard(parseConfig(SIMULATED, {}), { port: 0, host: 'localhost', observability: { logger: capturedLog().logger } });
+  try {
+    expect(byName.port).toBeGreaterThan(0);
+    expect(byName.listenUrl).toBe(`http://localhost:${byName.port}`);
+    expect(byName.url).toMatch(new RegExp(`^http://(127\\.0\\.0\\.1|\\[::1\\]):${byName.port}$`));
+  } finally {
+    await byName.close(0);
+  }
+  const v6 = await startSwitchyard(parseConfig(SIMULATED, {}), { port: 0, host: '::1', observability: { logger: capturedLog().logger } }).catch(() => undefined);
+  if (v6 === undefined) return; // no IPv6 loopback on this machine
+  try {
+    expect(v6.listenUrl).toBe(`http://[::1]:${v6.port}`);
+  } finally {
+    await v6.close(0);
+  }
+});
+
 it('names traces.path and the file when the trace database cannot be opened', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-start-'));
   try {
