@@ -10,6 +10,8 @@ export const DEFAULTS = {
     port: 4000,
     maxBodyBytes: 4_194_304,
     shutdownGraceMs: 10_000,
+    // No cross-origin browser calls: see docs/http-api.md#browsers-cors.
+    cors: { origins: [] as readonly string[] },
   },
   resilience: {
     requestTimeoutMs: 30_000,

@@ -398,7 +398,7 @@ describe('parseConfig: defaults', () => {
   it('fills every documented default', () => {
     const config = parseConfig(base(), ENV);
     expect(config.server).toEqual(DEFAULTS.server);
-    expect(config.server).toEqual({ host: '127.0.0.1', port: 4000, maxBodyBytes: 4194304, shutdownGraceMs: 10000 });
+    expect(config.server).toEqual({ host: '127.0.0.1', port: 4000, maxBodyBytes: 4194304, shutdownGraceMs: 10000, cors: { origins: [] } });
     expect(config.resilience).toEqual({
       requestTimeoutMs: 30000,
       deadlineMs: 120000,

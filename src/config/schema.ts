@@ -8,6 +8,7 @@
 import * as z from 'zod';
 import { DEFAULTS } from './defaults.js';
 import { isListenHost, LISTEN_HOST_REASON, unbracket } from './loopback.js';
+import { originProblem } from './origin.js';
 import type { Capability, DataClass, FaultKind, ProviderType, Strategy } from './types.js';
 
 export { DEFAULTS, DEFAULT_AZURE_API_VERSION, DEFAULT_BASE_URLS, DEFAULT_LOCALITY } from './defaults.js';
@@ -43,6 +44,11 @@ const posTimerMs = () => z.number().max(MAX_TIMER_MS, { abort: true }).int().pos
 const nonEmpty = () => z.string().min(1);
 const noSlash = () =>
   nonEmpty().refine((s) => !s.includes('/'), { error: 'must not contain "/" (it separates PROVIDER/MODEL)' });
+
+function originIssue(s: string, ctx: z.RefinementCtx): void {
+  const why = originProblem(s);
+  if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
+}
 
 export function isRedisUrl(s: string): boolean {
   try {
@@ -148,6 +154,11 @@ export const ConfigSchema = z.strictObject({
       maxBodyBytes: posInt().default(d.server.maxBodyBytes),
       adminKey: z.string().optional(),
       shutdownGraceMs: timerMs().default(d.server.shutdownGraceMs),
+      cors: z
+        .strictObject({
+          origins: z.array(z.string().superRefine(originIssue)).default(() => [...d.server.cors.origins]),
+        })
+        .prefault({}),
     })
     .prefault({}),
   resilience: z

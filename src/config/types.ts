@@ -149,6 +149,13 @@ export interface ServerConfig {
   adminKey?: string;
   /** How long SIGTERM waits for in-flight requests and streams. */
   shutdownGraceMs: number;
+  cors: CorsConfig;
+}
+
+/** Which web pages' scripts may call the gateway from a browser (see server/cors.ts). */
+export interface CorsConfig {
+  /** Exact origins (`https://app.example.com`), or `*` for any. */
+  origins: string[];
 }
 
 export interface StateConfig {

@@ -21,7 +21,7 @@ function alias(name: string, deployments: DeploymentConfig[], fallbacks: string[
 /** Providers `openai`, `anthropic`, `local`; aliases `fast` (2 deployments) and `smart` (1); auto tiers. */
 export function testConfig(traces: Partial<Config['traces']> = {}): Config {
   return {
-    server: { host: '127.0.0.1', port: 0, maxBodyBytes: 1 << 20, shutdownGraceMs: 1000 },
+    server: { host: '127.0.0.1', port: 0, maxBodyBytes: 1 << 20, shutdownGraceMs: 1000, cors: { origins: [] } },
     resilience: {
       requestTimeoutMs: 30_000,
       deadlineMs: 120_000,

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from './errors.js';
+import { parseConfig } from './parse.js';
+
+const doc = (origins: unknown) => ({
+  server: { cors: { origins } },
+  providers: [{ id: 'sim', type: 'simulated' }],
+  models: [{ name: 'fast', deployments: [{ provider: 'sim', model: 'm' }] }],
+});
+
+function problemsOf(d: unknown): readonly string[] {
+  try {
+    parseConfig(d, {});
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe('server.cors.origins', () => {
+  it('takes exact origins and "*", and none by default', () => {
+    const origins = ['https://app.example.com', 'http://localhost:3000', 'http://[::1]:8080', 'http://127.0.0.1', '*'];
+    expect(parseConfig(doc(origins), {}).server.cors.origins).toEqual(origins);
+    expect(parseConfig({ ...doc([]), server: {} }, {}).server.cors).toEqual({ origins: [] });
+  });
+
+  it('refuses anything a browser would not send as Origin, one `path: reason` line each', () => {
+    const form = 'scheme://host[:port], such as https://app.example.com, or "*"';
+    expect(
+      problemsOf(
+        doc([
+          'https://app.example.com/',
+          'https://App.Example.com',
+          'https://app.example.com:443',
+          'https://app.example.com/chat?x=1',
+          'app.example.com',
+          'localhost:3000',
+          'null',
+          'file:///tmp/x.html',
+          'https://*.example.com',
+          '',
+          7,
+        ]),
+      ),
+    ).toEqual([
+      'server.cors.origins[0]: must be written as browsers send it: https://app.example.com (no path or trailing slash, no default port, lower case)',
+      'server.cors.origins[1]: must be written as browsers send it: https://app.example.com (no path or trailing slash, no default port, lower case)',
+      'server.cors.origins[2]: must be written as browsers send it: https://app.example.com (no path or trailing slash, no default port, lower case)',
+      'server.cors.origins[3]: must be written as browsers send it: https://app.example.com (no path or trailing slash, no default port, lower case)',
+      `server.cors.origins[4]: must be an origin: ${form}`,
+      `server.cors.origins[5]: must be an http or https origin: ${form}`,
+      `server.cors.origins[6]: must be an origin: ${form}`,
+      `server.cors.origins[7]: must be an http or https origin: ${form}`,
+      `server.cors.origins[8]: wildcards are not supported: list each origin, or use "*" alone (${form})`,
+      `server.cors.origins[9]: must be an origin: ${form}`,
+      'server.cors.origins[10]: expected string, got 7',
+    ]);
+    expect(problemsOf({ ...doc([]), server: { cors: { origin: ['*'] } } })).toEqual(['server.cors.origin: unknown field (did you mean "origins"?)']);
+  });
+});
