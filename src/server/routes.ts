@@ -1,7 +1,8 @@
 /**
- * The routes: which path and method go where, and the two routed endpoints
- * (chat, embeddings) from body to response. Everything per-gateway (auth
- * index, admin key digest, the model list, health bodies) is built once here.
+ * The routes: which path and method go where (a browser's request checked
+ * first), and the two routed endpoints (chat, embeddings) from body to
+ * response. Everything per-gateway (auth index, admin key digest, the model
+ * list, health bodies, the CORS policy) is built once here.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -13,9 +14,11 @@ import type { AttemptAborted } from '../resilience/abort.js';
 import { asAnswer } from '../resilience/outcome.js';
 import { Authenticator, presentedKey } from './auth.js';
 import { parseJsonBody, readBody } from './body.js';
+import { answerPreflight, CorsPolicy, exposeTo, isPreflight, originNotAllowed } from './cors.js';
 import { requestIdOf } from './request-id.js';
 import { originFormOf } from './request-target.js';
 import { sendError, sendJson, sendRaw, sendRouted, type HeaderMap } from './respond.js';
+import { routedEndpoint, routeMethods } from './route-table.js';
 import { writeSse } from './sse.js';
 
 /** What the observability layer offers the server; all optional. */
@@ -50,6 +53,7 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
   const auth = new Authenticator(config.keys);
   const maxBody = config.server.maxBodyBytes;
   const adminDigest = config.server.adminKey ? sha256(config.server.adminKey) : undefined;
+  const cors = new CorsPolicy(config.server.cors.origins, config.server.host.toLowerCase());
   // The model list is fixed for a gateway's life; a key limited to some models sees only those.
   const allModels = gateway.models();
   const modelsJson = JSON.stringify(allModels);
@@ -73,6 +77,12 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     const method = req.method ?? 'GET';
+    // A browser's request (cors.ts): SDKs and servers send no Origin and pay this one lookup.
+    const origin = req.headers.origin;
+    if (origin !== undefined) {
+      const answered = fromBrowser(req, res, origin, path, method);
+      if (answered !== undefined) return answered;
+    }
     switch (path) {
       case '/v1/chat/completions':
       case '/chat/completions':
@@ -82,6 +92,28 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
         return method === 'POST' ? embeddings(req, res) : refuse(methodNotAllowed('POST'), req, res);
     }
     return other(req, res, url, q, path, method);
+  }
+
+  /**
+   * An origin not allowed is refused before routing and before its body is read; an
+   * allowed one's preflight is answered here, and its request goes on with the CORS headers.
+   */
+  function fromBrowser(req: IncomingMessage, res: ServerResponse, origin: string, path: string, method: string): Promise<void> | undefined {
+    const allowOrigin = cors.allow(origin, req.headers.host);
+    if (allowOrigin === undefined) {
+      const err = originNotAllowed(origin);
+      // Counted as the body's refusals are: only a request the route would have taken.
+      const endpoint = method === 'POST' ? routedEndpoint(path) : undefined;
+      if (endpoint !== undefined) refusedAtTheDoor(err, endpoint, req, undefined);
+      return refuse(err, req, res);
+    }
+    const methods = isPreflight(req) ? routeMethods(path) : undefined;
+    if (methods !== undefined) {
+      answerPreflight(req, res, allowOrigin, methods);
+      return DONE;
+    }
+    exposeTo(res, allowOrigin);
+    return undefined;
   }
 
   async function other(req: IncomingMessage, res: ServerResponse, url: string, q: number, path: string, method: string): Promise<void> {
