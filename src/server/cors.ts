@@ -45,8 +45,16 @@ export class CorsPolicy {
    */
   private isOwn(origin: string, host: string | undefined): boolean {
     if (host === undefined || !origin.startsWith('http://') || origin.length !== 7 + host.length) return false;
+    return origin.slice(7) === host.toLowerCase() && this.trustedHost(host);
+  }
+
+  /**
+   * A Host header no other site can make a browser send: an IP address, `localhost` or
+   * `server.host` (with any port). A DNS-rebinding page sends its own name.
+   */
+  trustedHost(host: string | undefined): boolean {
+    if (host === undefined) return false;
     const h = host.toLowerCase();
-    if (origin.slice(7) !== h) return false;
     const name = h.startsWith('[') ? h.slice(1, h.indexOf(']')) : h.replace(/:\d*$/, '');
     return name === 'localhost' || name === this.ownHost || isIP(name) !== 0;
   }

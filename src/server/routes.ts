@@ -12,6 +12,7 @@ import { ID_WORDS } from '../observability/events.js';
 import { GatewayError } from '../core/errors.js';
 import type { AttemptAborted } from '../resilience/abort.js';
 import { asAnswer } from '../resilience/outcome.js';
+import { isLoopbackHost } from '../config/loopback.js';
 import { Authenticator, presentedKey } from './auth.js';
 import { parseJsonBody, readBody } from './body.js';
 import { answerPreflight, CorsPolicy, exposeTo, isPreflight, originNotAllowed } from './cors.js';
@@ -54,6 +55,7 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
   const maxBody = config.server.maxBodyBytes;
   const adminDigest = config.server.adminKey ? sha256(config.server.adminKey) : undefined;
   const cors = new CorsPolicy(config.server.cors.origins, config.server.host.toLowerCase());
+  const loopbackOnly = isLoopbackHost(config.server.host);
   // The model list is fixed for a gateway's life; a key limited to some models sees only those.
   const allModels = gateway.models();
   const modelsJson = JSON.stringify(allModels);
@@ -189,7 +191,14 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
   }
 
   function admin(req: IncomingMessage): void {
-    if (!adminDigest) return;
+    if (!adminDigest) {
+      // Open on a loopback-only gateway, but not to a web page that DNS rebinding pointed at it:
+      // a same-origin GET carries no Origin, only the page's own name in Host.
+      if (loopbackOnly && !cors.trustedHost(req.headers.host)) {
+        throw new GatewayError(403, 'host_not_allowed', 'This endpoint answers only requests addressed to the gateway by an IP address, localhost or server.host (or set server.adminKey)');
+      }
+      return;
+    }
     const presented = presentedKey(req.headers);
     // Compare digests: equal lengths, and no timing hint about the key's prefix.
     if (presented === undefined || !timingSafeEqual(sha256(presented), adminDigest)) {

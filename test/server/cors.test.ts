@@ -207,4 +207,16 @@ describe('the gateway\'s own origin', () => {
     }
     expect(upstream.hits.length - hits).toBe(3);
   });
+
+  it("keeps a rebinding page from reading the traces and metrics of a loopback gateway without an admin key: a same-origin GET has no Origin, only the page's name in Host", async () => {
+    const gw = await gateway();
+    const get = (path: string, host: string) => rawExchange(gw.port, [`GET ${path} HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n\r\n`]);
+    for (const path of ['/traces', '/metrics']) {
+      const rebound = await get(path, `evil.example:${gw.port}`);
+      expectError(403, JSON.parse(rebound.body.toString()), rebound.status, 'host_not_allowed');
+      for (const host of [`127.0.0.1:${gw.port}`, `localhost:${gw.port}`]) expect((await get(path, host)).status, `${path} ${host}`).toBe(200);
+    }
+    // The routes a model client uses are not in question: no Origin, any Host.
+    expect((await get('/healthz', `evil.example:${gw.port}`)).status).toBe(200);
+  });
 });
