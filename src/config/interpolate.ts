@@ -103,38 +103,15 @@ function walk(node: unknown, path: PathSegment[], env: Env, out: Interpolation, 
  */
 function expandKey(key: string, path: PathSegment[], env: Env, out: Interpolation): string {
   if (!key.includes('${')) return key;
-  const at = formatPath(path);
-  const parsed = parseParts(key, 0, false);
-  if (parsed === undefined) {
-    out.problems.push(`${at}: malformed variable reference (write \${NAME} or \${NAME:-default})`);
-    out.failed.add(at);
-    return key;
-  }
-  const missing: string[] = [];
-  const value = evaluate(parsed.parts, env, missing);
-  if (missing.length === 0) return value;
-  for (const name of new Set(missing)) out.problems.push(`${at}: environment variable ${name} is not set`);
-  out.failed.add(at);
-  return key;
+  return expanded(key, formatPath(path), env, out)?.value ?? key;
 }
 
 function expandValue(text: string, path: PathSegment[], env: Env, out: Interpolation): unknown {
   if (!text.includes('${')) return text;
   const at = formatPath(path);
-  const parsed = parseParts(text, 0, false);
-  if (parsed === undefined) {
-    out.problems.push(`${at}: malformed variable reference (write \${NAME} or \${NAME:-default})`);
-    out.failed.add(at);
-    return text;
-  }
-  const { parts } = parsed;
-  const missing: string[] = [];
-  const value = evaluate(parts, env, missing);
-  if (missing.length > 0) {
-    for (const name of new Set(missing)) out.problems.push(`${at}: environment variable ${name} is not set`);
-    out.failed.add(at);
-    return text;
-  }
+  const done = expanded(text, at, env, out);
+  if (done === undefined) return text;
+  const { parts, value } = done;
   if (parts.some((p) => typeof p !== 'string')) out.referenced.add(at);
   if (parts.length > 0 && parts.every((p) => typeof p !== 'string')) out.fromEnv.add(at);
   if (parts.length === 1 && typeof parts[0] !== 'string' && value !== '') {
@@ -145,6 +122,24 @@ function expandValue(text: string, path: PathSegment[], env: Env, out: Interpola
     }
   }
   return value;
+}
+
+/** `text` with its references replaced, and its parts; undefined (the problem noted at `at`) when malformed or a variable is unset. */
+function expanded(text: string, at: string, env: Env, out: Interpolation): { parts: Part[]; value: string } | undefined {
+  const parsed = parseParts(text, 0, false);
+  if (parsed === undefined) {
+    out.problems.push(`${at}: malformed variable reference (write \${NAME} or \${NAME:-default})`);
+    out.failed.add(at);
+    return undefined;
+  }
+  const missing: string[] = [];
+  const value = evaluate(parsed.parts, env, missing);
+  if (missing.length > 0) {
+    for (const name of new Set(missing)) out.problems.push(`${at}: environment variable ${name} is not set`);
+    out.failed.add(at);
+    return undefined;
+  }
+  return { parts: parsed.parts, value };
 }
 
 /** Parses up to the end (or, nested, up to the `}` closing a default). Undefined when malformed. */

@@ -6,6 +6,7 @@
 import { parseConfig } from '../../src/config/parse.js';
 import type { Config } from '../../src/config/types.js';
 import { startSwitchyard, type RunningSwitchyard, type StartOptions } from '../../src/core/start.js';
+import { EventBus, type RefusedEvent } from '../../src/observability/events.js';
 import { createSilentLogger } from '../../src/observability/logger.js';
 import { startFaultServer, type FaultServer } from '../../src/providers/simulated/http-server.js';
 import type { Clock } from '../../src/core/clock.js';
@@ -46,6 +47,13 @@ export function startChatOver(
     },
     opts,
   );
+}
+
+/** startChatOver, with every `refused` event (a refusal at the door) pushed into `refused`. */
+export function startChatCountingRefusals(url: string, doc: Record<string, unknown>, refused: RefusedEvent[]): Promise<TestGateway> {
+  const bus = new EventBus();
+  bus.on('refused', (e) => refused.push(e));
+  return startChatOver(url, doc, {}, { bus });
 }
 
 /**

@@ -6,8 +6,8 @@
  */
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventBus, type RefusedEvent } from '../../src/observability/events.js';
-import { startChatOver, type TestGateway } from '../helpers/gateway.js';
+import type { RefusedEvent } from '../../src/observability/events.js';
+import { startChatCountingRefusals, type TestGateway } from '../helpers/gateway.js';
 import { completionText, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { chatBody, expectError, rawExchange } from './wire.js';
 
@@ -20,9 +20,7 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(completionText('m', 'hi', 1, 1));
   });
-  const bus = new EventBus();
-  bus.on('refused', (e) => refused.push(e));
-  gw = await startChatOver(upstream.url, {}, {}, { bus });
+  gw = await startChatCountingRefusals(upstream.url, {}, refused);
 });
 afterAll(async () => {
   await gw.close(0);

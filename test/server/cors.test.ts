@@ -8,8 +8,8 @@
  * A request without Origin gets no CORS headers at all.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventBus, type RefusedEvent } from '../../src/observability/events.js';
-import { startChatOver, type TestGateway } from '../helpers/gateway.js';
+import type { RefusedEvent } from '../../src/observability/events.js';
+import { startChatCountingRefusals, type TestGateway } from '../helpers/gateway.js';
 import { chunk, completionText, sseHead, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { chatBody, expectError, rawExchange, sseData } from './wire.js';
 
@@ -38,9 +38,7 @@ afterAll(async () => {
 });
 
 async function gateway(origins?: string[]): Promise<TestGateway> {
-  const bus = new EventBus();
-  bus.on('refused', (e) => refused.push(e));
-  const gw = await startChatOver(upstream.url, origins === undefined ? {} : { server: { cors: { origins } } }, {}, { bus });
+  const gw = await startChatCountingRefusals(upstream.url, origins === undefined ? {} : { server: { cors: { origins } } }, refused);
   gateways.push(gw);
   return gw;
 }

@@ -7,8 +7,8 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventBus, type RefusedEvent } from '../../src/observability/events.js';
-import { startChatOver, type TestGateway } from '../helpers/gateway.js';
+import type { RefusedEvent } from '../../src/observability/events.js';
+import { startChatCountingRefusals, type TestGateway } from '../helpers/gateway.js';
 import { completionText, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { chatBody, expectError, parseRaw } from './wire.js';
 
@@ -22,9 +22,7 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(completionText('m', 'hi', 1, 1));
   });
-  const bus = new EventBus();
-  bus.on('refused', (e) => refused.push(e));
-  gw = await startChatOver(upstream.url, { server: { maxBodyBytes: MAX_BODY } }, {}, { bus });
+  gw = await startChatCountingRefusals(upstream.url, { server: { maxBodyBytes: MAX_BODY } }, refused);
 });
 afterAll(async () => {
   await gw.close(0);
