@@ -177,10 +177,11 @@ export class RequestLifecycle {
     // Refused before any upstream call (all throttled, cooling or open; deadline): nothing spent, no quota used.
     if (err !== undefined && run.upstreamAttempts() === 0) this.keyLease?.cancel();
     // A failed request counts as a request, and its tokens as what it was answered: a stream cut
-    // after its first token, what it delivered; one that got no answer (every upstream refused
-    // or failed it), none. Kept at its estimate, three 503s used a small tpm up, and the key's
-    // next request was a 429 though the client had received nothing.
-    else this.keyLease?.reconcile(run.usage?.total_tokens ?? (err !== undefined ? 0 : undefined));
+    // after its first token, what it delivered; one every upstream refused with an error, none.
+    // Kept at its estimate, three 503s used a small tpm up, and the key's next request was a
+    // 429 though the client had received nothing. One that may have run upstream (timed out,
+    // abandoned, cut before its first token, unreadable) keeps its estimate: those were billed.
+    else this.keyLease?.reconcile(run.usage?.total_tokens ?? (err !== undefined && !run.mayHaveSpent ? 0 : undefined));
     const u = run.usage;
     if (run.attemptsCostUsd !== undefined) run.costUsd = run.attemptsCostUsd === null ? null : Math.round(run.attemptsCostUsd * 1e12) / 1e12;
     else if (u) {

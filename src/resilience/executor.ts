@@ -225,6 +225,7 @@ export class Executor {
             // server's shutdown grace ran out: the upstream most likely counted it, so its
             // capacity is spent, as for a timeout.
             lease?.reconcile();
+            run.mayHaveSpent = true;
             health.release(d.stateKey, admission.probe);
             trace.errorType = err.kind === 'deadline' ? 'timeout' : 'aborted';
             trace.message = err.message;
@@ -253,8 +254,11 @@ export class Executor {
           // An HTTP answer, a timeout or a reset mid-request means the upstream most likely counted it
           // (and its headers teach the pacer); only a connection that never opened gives the capacity back.
           // A stream whose 200 head came (trace.status set) was answered, whatever its error event says.
-          if (err.status !== undefined || trace.status !== 0 || mayHaveReachedUpstream(err)) lease?.reconcile(undefined, err.headers);
-          else lease?.cancel();
+          if (err.status !== undefined || trace.status !== 0 || mayHaveReachedUpstream(err)) {
+            lease?.reconcile(undefined, err.headers);
+            // Answered with an error (a status, an error object), it generated nothing; timed out, cut or unreadable, it may have.
+            if (err.status === undefined && err.reachedUpstream !== true) run.mayHaveSpent = true;
+          } else lease?.cancel();
           // A parameter the adapter can send another way (OpenAI's reasoning models refuse `max_tokens`
           // and take `max_completion_tokens`): it has learnt to, so this candidate is asked again at once.
           if (!adapted && err.category === 'invalid_request' && adapter.adaptTo?.(err, d.model) === true) {

@@ -29,6 +29,12 @@ export class RequestRun {
   resumed = false;
   streamOutcome: StreamOutcome | null = null;
   malformedEvents = 0;
+  /**
+   * An attempt failed in a way that may have let its upstream generate (and bill) tokens:
+   * timed out, cut, unreadable, or abandoned while out. An answer with an error status
+   * generated nothing. A failed request's key quota keeps its estimate when this is set.
+   */
+  mayHaveSpent = false;
   status = 200;
   errorCode: string | null = null;
   /** Gateway time up to the response head (or the stream's commit point). */

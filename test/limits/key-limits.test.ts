@@ -136,4 +136,35 @@ describe('a client key whose requests fail upstream', () => {
       await down.close();
     }
   });
+
+  it('is charged the estimate of a request that may have run upstream: abandoned while the call was out', async () => {
+    // The upstream takes the request and never answers: the client gives up.
+    const held = await startRawUpstream(() => new Promise<void>(() => {}));
+    const g = await startGateway(
+      {
+        resilience: { maxRetries: 0 },
+        providers: [openaiProvider('held', held.url)],
+        models: [{ name: 'slow', deployments: [{ provider: 'held', model: 'h' }] }],
+        keys: [{ id: 'tokens', key: '${TOKENS_KEY}', tpm: 500 }],
+      },
+      { clock, env: { TOKENS_KEY: 'sk-tokens-0123456789' } },
+    );
+    try {
+      const c = new OpenAI({ baseURL: g.baseURL, apiKey: 'sk-tokens-0123456789', maxRetries: 0 });
+      const gone = new AbortController();
+      const first = c.chat.completions.create({ model: 'slow', messages: [{ role: 'user', content: 'hi' }] }, { signal: gone.signal }).catch((e: unknown) => e);
+      await expect.poll(() => held.hits.length).toBe(1);
+      gone.abort();
+      await first;
+      // Finished (traced as the client's 499): no longer in flight, its reservation settled.
+      await expect.poll(() => g.observability.traces.query({ limit: 5 }).map((t) => t.status)).toEqual([499]);
+      // The upstream may have generated and billed it: its estimate (twice the tpm) stays in the minute.
+      const next = await c.chat.completions.create({ model: 'slow', messages: [{ role: 'user', content: 'hi' }] }, { timeout: 2000 }).catch((e: unknown) => e);
+      expect(next).toBeInstanceOf(OpenAI.RateLimitError);
+      expect(held.hits).toHaveLength(1);
+    } finally {
+      await g.close(0);
+      await held.close();
+    }
+  });
 });
