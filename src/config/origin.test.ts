@@ -20,7 +20,8 @@ function problemsOf(d: unknown): readonly string[] {
 
 describe('server.cors.origins', () => {
   it('takes exact origins and "*", and none by default', () => {
-    const origins = ['https://app.example.com', 'http://localhost:3000', 'http://[::1]:8080', 'http://127.0.0.1', '*'];
+    // Extensions and app webviews send origins of their own schemes.
+    const origins = ['https://app.example.com', 'http://localhost:3000', 'http://[::1]:8080', 'http://127.0.0.1', 'chrome-extension://abcdefghijklmnop', 'app://obsidian.md', '*'];
     expect(parseConfig(doc(origins), {}).server.cors.origins).toEqual(origins);
     expect(parseConfig({ ...doc([]), server: {} }, {}).server.cors).toEqual({ origins: [] });
   });
@@ -49,9 +50,9 @@ describe('server.cors.origins', () => {
       'server.cors.origins[2]: must be written as browsers send it: https://app.example.com (no path or trailing slash, no default port, lower case)',
       'server.cors.origins[3]: must be written as browsers send it: https://app.example.com (no path or trailing slash, no default port, lower case)',
       `server.cors.origins[4]: must be an origin: ${form}`,
-      `server.cors.origins[5]: must be an http or https origin: ${form}`,
+      `server.cors.origins[5]: must be an origin: ${form}`,
       `server.cors.origins[6]: must be an origin: ${form}`,
-      `server.cors.origins[7]: must be an http or https origin: ${form}`,
+      `server.cors.origins[7]: must be an origin: ${form}`,
       `server.cors.origins[8]: wildcards are not supported: list each origin, or use "*" alone (${form})`,
       `server.cors.origins[9]: must be an origin: ${form}`,
       'server.cors.origins[10]: expected string, got 7',

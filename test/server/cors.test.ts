@@ -206,6 +206,15 @@ describe('the gateway\'s own origin', () => {
     expect(upstream.hits.length - hits).toBe(3);
   });
 
+  it("serves a browser extension's or app webview's own scheme when listed (chrome-extension://ID)", async () => {
+    const ext = 'chrome-extension://abcdefghijklmnop';
+    const gw = await gateway([ext]);
+    const r = await post(gw, '/v1/chat/completions', chatBody('chat'), { origin: ext });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('access-control-allow-origin')).toBe(ext);
+    expect((await post(gw, '/v1/chat/completions', chatBody('chat'), { origin: 'chrome-extension://other' })).status).toBe(403);
+  });
+
   it("keeps a rebinding page from reading the traces and metrics of a loopback gateway without an admin key: a same-origin GET has no Origin, only the page's name in Host", async () => {
     const gw = await gateway();
     const get = (path: string, host: string) => rawExchange(gw.port, [`GET ${path} HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n\r\n`]);
