@@ -68,4 +68,12 @@ describe('jsonReply', () => {
     expect(levels).toBeGreaterThan(2);
     expect(levels).toBeLessThan(20);
   });
+
+  it('bounds the values of a reply whatever the schema: a ref back to a wide object would make millions', () => {
+    const properties = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`p${i}`, { $ref: '#/$defs/a' }]));
+    const text = jsonReply(schema({ $ref: '#/$defs/a', $defs: { a: { type: 'object', properties } } }), 'x')!;
+    // Each value is at least a few bytes: 5,000 of them stay far below a megabyte (unbounded: ~11 MB).
+    expect(text.length).toBeLessThan(200_000);
+    expect(Object.keys(JSON.parse(text) as object)).toHaveLength(10);
+  });
 });
