@@ -108,6 +108,14 @@ export function completionText(model: string, content: string, prompt: number, c
   });
 }
 
+/** An upstream handler answering every request with one completion (completionText's arguments). */
+export const answersCompletion =
+  (model = 'm', content = 'hi', prompt = 1, completion = 1): RawHandler =>
+  (res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(completionText(model, content, prompt, completion));
+  };
+
 /** Write the words of `text` as content chunks, one event each. */
 export async function writeWords(res: ServerResponse, model: string, words: string[], gapMs = 0): Promise<void> {
   for (const w of words) {

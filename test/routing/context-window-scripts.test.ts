@@ -10,7 +10,7 @@ import OpenAI from 'openai';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startChatOver, type TestGateway } from '../helpers/gateway.js';
-import { completionText, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { answersCompletion, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -29,10 +29,7 @@ const WINDOW = 4096;
 const MAX_TOKENS = 256;
 
 async function setup(): Promise<{ client: OpenAI; upstream: RawUpstream; gw: TestGateway }> {
-  const upstream = await startRawUpstream((res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(completionText('gpt-4o', 'ok', 1, 1));
-  });
+  const upstream = await startRawUpstream(answersCompletion('gpt-4o', 'ok'));
   const gw = await startChatOver(upstream.url, {}, { model: 'gpt-4o', contextWindow: WINDOW });
   closers.push(
     () => upstream.close(),

@@ -6,17 +6,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatOver, type TestGateway } from '../helpers/gateway.js';
-import { completionText, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { answersCompletion, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { chatBody, expectError, rawExchange } from './wire.js';
 
 let gw: TestGateway;
 let upstream: RawUpstream;
 
 beforeAll(async () => {
-  upstream = await startRawUpstream((res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(completionText('m', 'hi', 1, 1));
-  });
+  upstream = await startRawUpstream(answersCompletion());
   gw = await startChatOver(upstream.url);
 });
 afterAll(async () => {

@@ -8,7 +8,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RefusedEvent } from '../../src/observability/events.js';
 import { startChatCountingRefusals, type TestGateway } from '../helpers/gateway.js';
-import { completionText, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { answersCompletion, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { chatBody, expectError, rawExchange } from './wire.js';
 
 let gw: TestGateway;
@@ -16,10 +16,7 @@ let upstream: RawUpstream;
 const refused: RefusedEvent[] = [];
 
 beforeAll(async () => {
-  upstream = await startRawUpstream((res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(completionText('m', 'hi', 1, 1));
-  });
+  upstream = await startRawUpstream(answersCompletion());
   gw = await startChatCountingRefusals(upstream.url, {}, refused);
 });
 afterAll(async () => {

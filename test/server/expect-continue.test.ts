@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RefusedEvent } from '../../src/observability/events.js';
 import { startChatCountingRefusals, type TestGateway } from '../helpers/gateway.js';
-import { completionText, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { answersCompletion, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { chatBody, expectError, parseRaw } from './wire.js';
 
 const MAX_BODY = 4096;
@@ -18,10 +18,7 @@ let upstream: RawUpstream;
 const refused: RefusedEvent[] = [];
 
 beforeAll(async () => {
-  upstream = await startRawUpstream((res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(completionText('m', 'hi', 1, 1));
-  });
+  upstream = await startRawUpstream(answersCompletion());
   gw = await startChatCountingRefusals(upstream.url, { server: { maxBodyBytes: MAX_BODY } }, refused);
 });
 afterAll(async () => {

@@ -6,17 +6,14 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startChatOver, type TestGateway } from '../helpers/gateway.js';
-import { completionText, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { answersCompletion, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { expectError } from './wire.js';
 
 let up: RawUpstream;
 let gw: TestGateway;
 
 beforeAll(async () => {
-  up = await startRawUpstream((res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(completionText('m', 'ok', 3, 1));
-  });
+  up = await startRawUpstream(answersCompletion('m', 'ok', 3, 1));
   gw = await startChatOver(up.url);
 });
 afterAll(async () => {
