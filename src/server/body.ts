@@ -4,7 +4,7 @@
  * strict UTF-8, parsed once.
  */
 import { isAscii } from 'node:buffer';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError, invalidRequest } from '../core/errors.js';
 import { rememberRawBody } from '../protocol/raw-body.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
@@ -30,7 +30,18 @@ interface BodyRead {
 }
 
 const kRead = Symbol('switchyard.bodyRead');
-type Reading = IncomingMessage & { [kRead]?: BodyRead };
+/** The response owing a `100 Continue`, until the body is read (see awaitContinue). */
+const kContinue = Symbol('switchyard.continue');
+type Reading = IncomingMessage & { [kRead]?: BodyRead; [kContinue]?: ServerResponse };
+
+/**
+ * `Expect: 100-continue`: the client sends its body only once told to. Told when the body
+ * is read, not on arrival: a request refused from its headers (a bad key, an origin, a
+ * 415) is answered without the client uploading a body nobody reads.
+ */
+export function awaitContinue(req: IncomingMessage, res: ServerResponse): void {
+  (req as Reading)[kContinue] = res;
+}
 
 function onData(this: Reading, buf: Buffer): void {
   const r = this[kRead];
@@ -80,6 +91,11 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
     if (coding !== undefined) return Promise.reject(unsupportedEncoding(coding));
   }
   if (declaredOver(req, maxBytes)) return Promise.reject(tooLarge(maxBytes));
+  const owed = (req as Reading)[kContinue];
+  if (owed !== undefined) {
+    (req as Reading)[kContinue] = undefined;
+    owed.writeContinue();
+  }
   return new Promise((resolve, reject) => {
     (req as Reading)[kRead] = { parts: [], size: 0, max: maxBytes, done: false, resolve, reject };
     // No 'error' listener: IncomingMessage emits 'error' only to listeners, and 'close' follows it.

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Gateway } from '../core/gateway.js';
 import { AttemptAborted, SHUTTING_DOWN } from '../resilience/abort.js';
-import { ClientGoneError, declaredOver } from './body.js';
+import { awaitContinue, ClientGoneError, declaredOver } from './body.js';
 import { onClientError } from './client-error.js';
 import { requestIdOf } from './request-id.js';
 import { internalError, sendError } from './respond.js';
@@ -111,10 +111,11 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
    * route answers from the headers (413 from readBody, or a 401 first, as without Expect).
    * The client may then send the body or not: the connection closes after the answer
    * rather than leave the client and the parser to disagree on where the next request starts.
+   * Within the bound, the 100 goes out when the route reads the body (awaitContinue).
    */
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     if (declaredOver(req, config.server.maxBodyBytes)) res.setHeader('connection', 'close');
-    else res.writeContinue();
+    else awaitContinue(req, res);
     onRequest(req, res);
   });
   // Malformed HTTP (bad request line, oversized headers, lying bodies, timeouts).

@@ -8,7 +8,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RefusedEvent } from '../../src/observability/events.js';
-import { startChatCountingRefusals, type TestGateway } from '../helpers/gateway.js';
+import { startChatCountingRefusals, startChatOver, type TestGateway } from '../helpers/gateway.js';
 import { answersCompletion, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { chatBody, expectError, parseRaw } from './wire.js';
 
@@ -30,14 +30,14 @@ afterAll(async () => {
  * As a client honouring Expect: the head, then the body only once `100 Continue`
  * arrived. Everything received until the server closes (the request asks it to).
  */
-function expectContinue(body: string, requestId: string): Promise<{ text: string; sentBody: boolean }> {
+function expectContinue(body: string, requestId: string, port = gw.port, extraHead = ''): Promise<{ text: string; sentBody: boolean }> {
   const head =
-    `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\nexpect: 100-continue\r\n` +
+    `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\nexpect: 100-continue\r\n${extraHead}` +
     `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\n\r\n`;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let sentBody = false;
-    const socket = connect(gw.port, '127.0.0.1', () => socket.write(head));
+    const socket = connect(port, '127.0.0.1', () => socket.write(head));
     socket.on('data', (d: Buffer) => {
       chunks.push(d);
       if (!sentBody && Buffer.concat(chunks).toString('latin1').startsWith('HTTP/1.1 100 Continue\r\n\r\n')) {
@@ -72,5 +72,19 @@ describe('Expect: 100-continue', () => {
     expect(ok.headers['x-switchyard-deployment']).toBe('up/m');
     expect((JSON.parse(ok.body.toString()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe('hi');
     expect(upstream.hits).toHaveLength(1);
+  });
+
+  it('a request refused from its headers (a wrong key) is answered without 100 Continue: the body is never uploaded', async () => {
+    const keyed = await startChatOver(upstream.url, { keys: [{ id: 'k', key: '${K}' }] }, {}, { env: { K: 'sk-right-0123456789' } });
+    try {
+      const wrong = await expectContinue(chatBody('chat'), 'expect-key-1', keyed.port, 'authorization: Bearer sk-wrong\r\n');
+      expect(wrong.sentBody).toBe(false);
+      expect(wrong.text.startsWith('HTTP/1.1 401 '), wrong.text.slice(0, 80)).toBe(true);
+      const right = await expectContinue(chatBody('chat'), 'expect-key-2', keyed.port, 'authorization: Bearer sk-right-0123456789\r\n');
+      expect(right.sentBody).toBe(true);
+      expect(right.text.startsWith('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 '), right.text.slice(0, 80)).toBe(true);
+    } finally {
+      await keyed.close(0);
+    }
   });
 });
