@@ -67,3 +67,15 @@ describe('configWarnings: routing that would quietly not do what the config says
     ]);
   });
 });
+
+describe('configWarnings: CORS open to every page', () => {
+  it('warns for origins "*" without client keys, not with keys nor for listed origins', () => {
+    const doc = (origins: string[], keys: unknown[] = []) =>
+      parseConfig({ server: { cors: { origins } }, keys, providers: [{ id: 's', type: 'simulated' }], models: deployments(['s']) }, { K: 'sk-0123456789abcdef' });
+    expect(configWarnings(doc(['*']))).toEqual([
+      'server.cors.origins: "*" with no keys: any web page open in a browser that can reach the gateway may call it and spend provider credits (list the pages\' origins, or add keys)',
+    ]);
+    expect(configWarnings(doc(['*'], [{ id: 'k', key: '${K}' }]))).toEqual([]);
+    expect(configWarnings(doc(['https://app.example.com']))).toEqual([]);
+  });
+});

@@ -34,5 +34,10 @@ export function configWarnings(config: Config): string[] {
       }
     });
   });
+  // "*" with no client keys undoes the browser guard (server/cors.ts): any web page a user of
+  // the gateway opens may call it, and spend its providers' credits.
+  if (config.server.cors.origins.includes('*') && config.keys.length === 0) {
+    out.push('server.cors.origins: "*" with no keys: any web page open in a browser that can reach the gateway may call it and spend provider credits (list the pages\' origins, or add keys)');
+  }
   return out;
 }
