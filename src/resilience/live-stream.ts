@@ -311,7 +311,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     trace.errorType = err.category;
     trace.message = `after commit: ${err.label}`;
     // What reached the client, read before closing the attempt resets its count (without resume nothing else keeps it).
-    const delivered = this.tally.deliveredChars || this.tally.attemptChars;
+    const delivered = this.tally.sentChars;
     this.closeAttempt();
     // The broken attempt is over: its timer and its link to the request signal go now, not at the end.
     this.cur.scope.dispose();

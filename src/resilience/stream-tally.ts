@@ -58,6 +58,15 @@ export class StreamTally {
     private readonly choices = 1,
   ) {}
 
+  /**
+   * Characters the client got so far, for a broken stream's message: the kept text of a
+   * resumable answer (across its attempts), else this attempt's count — several choices are
+   * never resumed, and only choice 0's text is kept.
+   */
+  get sentChars(): number {
+    return this.choices > 1 ? this.attemptChars : this.deliveredChars || this.attemptChars;
+  }
+
   /** The answer finished and its usage arrived (or it ended at a stop across the cut): nothing more to read from this attempt. */
   get complete(): boolean {
     return this.finished && (this.attemptUsage !== undefined || this.stoppedAtCut);

@@ -286,8 +286,10 @@ describe('odd upstream streams', () => {
       );
       expect(r.status).toBe(200);
       expect(r.values).not.toContain('[DONE]');
-      const last = r.values.at(-1) as { error?: { code?: string } };
+      const last = r.values.at(-1) as { error?: { code?: string; message?: string } };
       expect(last.error?.code).toBe('stream_broken');
+      // What the client got counts both choices' text ('Hel' and 'Bye'), not only the first's.
+      expect(last.error?.message).toMatch(/after 6 characters/);
     });
 
     it('a stream whose two choices both finish ends with [DONE]', async () => {
