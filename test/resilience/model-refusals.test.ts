@@ -163,6 +163,42 @@ describe('a model that refuses a value only it does not take', () => {
     expect(reasoning.hits).toHaveLength(1);
   });
 
+  it('is learnt: later requests with a value the model does not take pass it over without a call, the default and no value still reach it', async () => {
+    const { gw, client, reasoning, classic } = await setup();
+    await client.chat.completions.create({ model: 'mixed', messages, temperature: 0.2 });
+    expect([reasoning.hits.length, classic.hits.length]).toEqual([1, 1]);
+
+    const again = await client.chat.completions.create({ model: 'mixed', messages, temperature: 0.7 }).withResponse();
+    expect(again.data.choices[0]!.message.content).toBe('classic answer');
+    expect(again.response.headers.get('x-switchyard-attempts')).toBe('1'); // no call to the reasoning model
+    expect([reasoning.hits.length, classic.hits.length]).toEqual([1, 2]);
+    const traces = (await (await fetch(`${gw.url}/traces?limit=1`)).json()) as { data: { attempts: { provider: string; status: number; errorType: string | null }[] }[] };
+    expect(traces.data[0]!.attempts.map((a) => [a.provider, a.status, a.errorType])).toEqual([
+      ['r', 0, 'skipped'],
+      ['c', 200, null],
+    ]);
+
+    // A stream too; and what the model takes (its default, no temperature at all) still goes to it.
+    const stream = await client.chat.completions.create({ model: 'mixed', messages, temperature: 0.5, stream: true });
+    for await (const _ of stream);
+    expect([reasoning.hits.length, classic.hits.length]).toEqual([1, 3]);
+    await client.chat.completions.create({ model: 'mixed', messages, temperature: 1 });
+    await client.chat.completions.create({ model: 'mixed', messages });
+    expect(reasoning.hits.map((h) => h.body.temperature)).toEqual([0.2, 1, undefined]);
+    expect(classic.hits).toHaveLength(3);
+  });
+
+  it('learnt, is still the answer when no candidate takes the request: the same 400, message and param, without a call', async () => {
+    const { client, reasoning } = await setup();
+    await client.chat.completions.create({ model: 'think', messages, temperature: 0.2 }).catch(() => undefined);
+    const err = (await client.chat.completions.create({ model: 'think', messages, temperature: 0.3 }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.param).toBe('temperature');
+    // About this request's value, as the model would have put it.
+    expect(err.message).toContain("Unsupported value: 'temperature' does not support 0.3 with this model. Only the default (1) value is supported.");
+    expect(reasoning.hits).toHaveLength(1);
+  });
+
   it('is no licence to fail over a request that is wrong as such: that ends the chain, the fallback not asked', async () => {
     const { client, classic } = await setup();
     const err = (await client.chat.completions.create({ model: 'mixed', messages, user: 'bad' }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;

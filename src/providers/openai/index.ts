@@ -30,6 +30,7 @@ import { checkedVectors, float32Base64 } from '../../protocol/embedding-base64.j
 import { embeddingInputCount } from '../../protocol/embedding-inputs.js';
 import { embeddingCountError, embeddingIndexError } from '../embedding-count.js';
 import { apiKeyHeader } from '../api-key-header.js';
+import { RefusedParams } from './refused-params.js';
 
 export interface OpenAICompatibleOptions {
   /** Path of chat completions under the base URL. */
@@ -59,6 +60,8 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
    * compatible servers do not know it.
    */
   private readonly completionTokensOnly = new Set<string>();
+  /** Other parameters models refused (a reasoning model's temperature): refused here from then on. */
+  private readonly refused: RefusedParams;
 
   constructor(
     readonly provider: ProviderConfig,
@@ -72,11 +75,16 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
     });
     this.query = opts.query ? `?${opts.query}` : '';
     this.clock = deps.clock;
+    this.refused = new RefusedParams(deps.clock);
   }
 
   chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
     // Not async: the exchange resolves with the answer itself (one promise hop less a call).
     try {
+      if (!this.refused.empty) {
+        const known = this.refused.refusal(req, ctx.model);
+        if (known) throw known;
+      }
       // A buffered call: `stream` is false or absent (then the upstream's default, false) unless the client sent null.
       const body = this.renamesMaxTokens(req, ctx.model)
         ? JSON.stringify(withCompletionTokens({ ...req, model: ctx.model, stream: false }))
@@ -90,6 +98,10 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
   }
 
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
+    if (!this.refused.empty) {
+      const known = this.refused.refusal(req, ctx.model);
+      if (known) throw known;
+    }
     // Always ask for usage: the gateway needs it for cost and token limits, and
     // strips the usage-only chunk when the client did not ask for it.
     const renamed = this.renamesMaxTokens(req, ctx.model);
@@ -130,10 +142,14 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
    * A model that refused the client's `max_tokens` and names `max_completion_tokens` instead is
    * sent that from now on. Already learnt is still true: a request sent before another's refusal
    * taught it (several in flight as the model is first asked) is asked again too, not refused.
-   * The executor asks again once a candidate, so this never loops.
+   * The executor asks again once a candidate, so this never loops. Any other parameter the
+   * model refused is learnt (refused-params.ts) and the candidate is not asked again.
    */
   adaptTo(err: UpstreamError, model: string): boolean {
-    if (err.providerCode !== 'unsupported_parameter' || err.param !== 'max_tokens') return false;
+    if (err.providerCode !== 'unsupported_parameter' || err.param !== 'max_tokens') {
+      this.refused.learn(err, model);
+      return false;
+    }
     if (this.completionTokensOnly.has(model)) return true;
     if (this.completionTokensOnly.size >= MAX_RENAMED_MODELS) return false;
     this.completionTokensOnly.add(model);
