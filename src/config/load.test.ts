@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from './errors.js';
+import { configProblems } from '../../test/helpers/config-problems.js';
 import { DEMO_CONFIG_PATH, loadConfig, resolveConfigPath } from './load.js';
 
 let dir: string;
@@ -33,15 +34,7 @@ function write(name: string, text: string): string {
   return file;
 }
 
-function problemsOf(fn: () => unknown): readonly string[] {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  return [];
-}
+const problemsOf = configProblems;
 
 describe('loadConfig', () => {
   it('reads YAML, interpolating from the given env', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from './errors.js';
+import { configProblems } from '../../test/helpers/config-problems.js';
 import { parseConfig } from './parse.js';
 
 const doc = (origins: unknown) => ({
@@ -8,15 +8,7 @@ const doc = (origins: unknown) => ({
   models: [{ name: 'fast', deployments: [{ provider: 'sim', model: 'm' }] }],
 });
 
-function problemsOf(d: unknown): readonly string[] {
-  try {
-    parseConfig(d, {});
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  return [];
-}
+const problemsOf = (d: unknown) => configProblems(() => parseConfig(d, {}));
 
 describe('server.cors.origins', () => {
   it('takes exact origins and "*", and none by default', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from './defaults.js';
 import { ConfigError } from './errors.js';
+import { configProblems } from '../../test/helpers/config-problems.js';
 import { applyOverrides, isParsedConfig, parseConfig } from './parse.js';
 import type { Config } from './types.js';
 
@@ -22,15 +23,7 @@ function base(): Doc {
 }
 const ENV = { OPENAI_API_KEY: 'sk-test-123' };
 
-function problemsOf(doc: unknown, env: Record<string, string> = ENV): readonly string[] {
-  try {
-    parseConfig(doc, env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  return [];
-}
+const problemsOf = (doc: unknown, env: Record<string, string> = ENV) => configProblems(() => parseConfig(doc, env));
 
 describe('parseConfig: every contract error is one exact `path: reason` line', () => {
   const cases: { name: string; edit: (d: Doc) => void; env?: Record<string, string>; expected: string }[] = [
