@@ -82,6 +82,11 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
       expected: 'models[0].deployments[0].price.cachedInput: must be >= 0',
     },
     {
+      name: 'a cacheWrite price that is not a number',
+      edit: (d) => (d.models[0].deployments[0].price = { input: 1, output: 2, cacheWrite: '3.75' }),
+      expected: 'models[0].deployments[0].price.cacheWrite: expected number, got a string',
+    },
+    {
       name: 'self fallback',
       edit: (d) => (d.models[1].fallbacks = ['smart']),
       expected: 'models[1].fallbacks[0]: alias cycle smart -> smart',

@@ -63,8 +63,8 @@ const PriceSchema = z.strictObject({
   input: z.number().min(0),
   output: z.number().min(0),
 });
-/** A deployment's price may also name what its prompt cache's hits cost; a ceiling bounds input and output only. */
-const DeploymentPriceSchema = PriceSchema.extend({ cachedInput: z.number().min(0).optional() });
+/** A deployment's price may also name what its prompt cache's hits and writes cost; a ceiling bounds input and output only. */
+const DeploymentPriceSchema = PriceSchema.extend({ cachedInput: z.number().min(0).optional(), cacheWrite: z.number().min(0).optional() });
 
 const FaultSchema = z.strictObject({
   kind: z.enum(FAULT_KINDS),

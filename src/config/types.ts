@@ -19,6 +19,11 @@ export interface Price {
    * OpenAI's cached input, Anthropic's cache reads, Gemini's cached content). Unset: priced as `input`.
    */
   cachedInput?: number;
+  /**
+   * USD per 1M prompt tokens the upstream reports as written to its prompt cache (Anthropic's
+   * `cache_creation_input_tokens`, 1.25× its input price for 5-minute entries). Unset: priced as `input`.
+   */
+  cacheWrite?: number;
 }
 
 export interface BackoffConfig {

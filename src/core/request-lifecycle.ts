@@ -186,7 +186,8 @@ export class RequestLifecycle {
     if (run.attemptsCostUsd !== undefined) run.costUsd = run.attemptsCostUsd === null ? null : Math.round(run.attemptsCostUsd * 1e12) / 1e12;
     else if (u) {
       const cachedTokens = tokenCount(u.prompt_tokens_details?.cached_tokens);
-      run.costUsd = costUsd(run.served?.deployment.price, { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, cachedTokens });
+      const cacheWriteTokens = tokenCount(u.cache_creation_input_tokens);
+      run.costUsd = costUsd(run.served?.deployment.price, { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, cachedTokens, cacheWriteTokens });
     }
     // A pinned model that answered gets a breaker and pacing of its own from now on (Catalog.servedPinned).
     if (run.served?.deployment.pinned) this.deps.catalog.servedPinned(run.served.deployment);

@@ -23,6 +23,15 @@ describe('costUsd', () => {
     expect(costUsd({ input: 3, output: 15 }, { promptTokens: 1000, completionTokens: 100, cachedTokens: 800 })).toBe((1000 * 3 + 100 * 15) / 1e6);
   });
 
+  it('prices cache writes at cacheWrite, never more of them than the prompt had beside its hits', () => {
+    const price = { input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75 };
+    // 1,000 prompt tokens: 300 hits, 600 written, 100 plain.
+    expect(costUsd(price, { promptTokens: 1000, completionTokens: 0, cachedTokens: 300, cacheWriteTokens: 600 })).toBeCloseTo((100 * 3 + 300 * 0.3 + 600 * 3.75) / 1e6, 12);
+    expect(costUsd(price, { promptTokens: 1000, completionTokens: 0, cachedTokens: 300, cacheWriteTokens: 5000 })).toBeCloseTo((300 * 0.3 + 700 * 3.75) / 1e6, 12);
+    // No cacheWrite: the writes are priced as any prompt token.
+    expect(costUsd({ input: 3, output: 15 }, { promptTokens: 1000, completionTokens: 0, cacheWriteTokens: 600 })).toBe((1000 * 3) / 1e6);
+  });
+
   it('ignores nonsense token counts', () => {
     expect(costUsd({ input: 1, output: 1 }, { promptTokens: -5, completionTokens: Number.NaN })).toBe(0);
   });

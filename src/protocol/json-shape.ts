@@ -253,9 +253,10 @@ function wholeNumber(b: Uint8Array, from: number, to: number): number {
 
 /**
  * The three counts of the usage object spanning from..to, read in place, and
- * `prompt_tokens_details.cached_tokens` when there (the gateway needs nothing
- * else of it: cost, token limits and the trace take these; the cache hits may
- * have a price of their own). A count that is not a whole non-negative number
+ * `prompt_tokens_details.cached_tokens` and `cache_creation_input_tokens` (a
+ * LiteLLM proxy's count of Anthropic's cache writes) when there (the gateway
+ * needs nothing else of it: cost, token limits and the trace take these; cache
+ * hits and writes may have prices of their own). A count that is not a whole non-negative number
  * (as JSON.parse reads it: 5.0 is one) is left out; of a repeated member, the
  * last one is read.
  */
@@ -265,6 +266,7 @@ function usageOf(b: Uint8Array, from: number, to: number): Usage | null {
   let completion: number | undefined;
   let total: number | undefined;
   let cached: number | undefined;
+  let written: number | undefined;
   let depth = 0;
   /** The depth-2 object being read is `prompt_tokens_details`: set on its key, cleared when the next depth-1 key comes. */
   let inDetails = false;
@@ -276,7 +278,7 @@ function usageOf(b: Uint8Array, from: number, to: number): Usage | null {
       const end = stringEnd(b, i);
       let which = 0;
       if (depth === 1) {
-        which = keyIs(b, i + 1, end, 'prompt_tokens') ? 1 : keyIs(b, i + 1, end, 'completion_tokens') ? 2 : keyIs(b, i + 1, end, 'total_tokens') ? 3 : keyIs(b, i + 1, end, 'prompt_tokens_details') ? 5 : 0;
+        which = keyIs(b, i + 1, end, 'prompt_tokens') ? 1 : keyIs(b, i + 1, end, 'completion_tokens') ? 2 : keyIs(b, i + 1, end, 'total_tokens') ? 3 : keyIs(b, i + 1, end, 'prompt_tokens_details') ? 5 : keyIs(b, i + 1, end, 'cache_creation_input_tokens') ? 6 : 0;
         inDetails = false;
       } else if (depth === 2 && inDetails && keyIs(b, i + 1, end, 'cached_tokens')) which = 4;
       if (which === 0) {
@@ -312,11 +314,13 @@ function usageOf(b: Uint8Array, from: number, to: number): Usage | null {
       if (which === 1) prompt = count;
       else if (which === 2) completion = count;
       else if (which === 3) total = count;
+      else if (which === 6) written = count;
       else cached = count;
       i = j - 1;
     }
   }
   const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } as Usage;
   if (cached !== undefined) usage.prompt_tokens_details = { cached_tokens: cached };
+  if (written !== undefined) usage.cache_creation_input_tokens = written;
   return usage;
 }

@@ -111,6 +111,8 @@ export interface Usage {
   total_tokens: number;
   prompt_tokens_details?: { cached_tokens?: number; [key: string]: unknown };
   completion_tokens_details?: Record<string, unknown>;
+  /** Of the prompt tokens, those written to the prompt cache (Anthropic's count; no OpenAI field has it). */
+  cache_creation_input_tokens?: number;
 }
 
 export interface AssistantMessage {

@@ -30,6 +30,8 @@ export function checkedUsage(reported: unknown, counted: () => Usage): Usage {
   // The prompt's details (its cache hits, priced apart) stay with the prompt count they describe, as a stream's do.
   const details = (u as Usage | undefined)?.prompt_tokens_details;
   if (prompt !== undefined && details !== undefined) out.prompt_tokens_details = details;
+  const written = (u as Usage | undefined)?.cache_creation_input_tokens;
+  if (prompt !== undefined && written !== undefined) out.cache_creation_input_tokens = written;
   return out;
 }
 

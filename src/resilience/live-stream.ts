@@ -440,7 +440,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     c.lease?.reconcile(this.tally.closeAttempt(this.o.promptTokensEstimate), c.value.stream.headers);
     // Each attempt at its own deployment's price: a resume may continue on another one.
     const t = this.tally;
-    const cost = costUsd(c.candidate.deployment.price, { promptTokens: t.lastPrompt, completionTokens: t.lastCompletion, cachedTokens: t.lastCached });
+    const cost = costUsd(c.candidate.deployment.price, { promptTokens: t.lastPrompt, completionTokens: t.lastCompletion, cachedTokens: t.lastCached, cacheWriteTokens: t.lastCacheWrite });
     this.o.run.addAttemptCost(cost);
     // And for the metrics, which credit it to this attempt's deployment, not the request's last.
     this.o.onAttemptEnd(c, { promptTokens: t.lastPrompt, completionTokens: t.lastCompletion, costUsd: cost });

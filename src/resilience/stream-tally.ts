@@ -268,6 +268,8 @@ export class StreamTally {
   lastCompletion = 0;
   /** Of lastPrompt, the cache hits its upstream reported (none when the gateway counted the prompt itself). */
   lastCached: number | undefined = undefined;
+  /** Of lastPrompt, the tokens its upstream reported written to its prompt cache. */
+  lastCacheWrite: number | undefined = undefined;
 
   closeAttempt(promptTokensEstimate: number): number {
     // Text still held at a stop's seam (the attempt cut, or the client gone): never sent, but
@@ -291,6 +293,7 @@ export class StreamTally {
     // that reported details but no prompt count; Anthropic's usage always has details) they are
     // none, as for a buffered answer (checkedUsage).
     this.lastCached = reportedPrompt === undefined ? undefined : tokenCount((u?.prompt_tokens_details as { cached_tokens?: unknown } | null | undefined)?.cached_tokens);
+    this.lastCacheWrite = reportedPrompt === undefined ? undefined : tokenCount(u?.cache_creation_input_tokens);
     this.attemptsCounted++;
     this.attemptUsage = undefined;
     this.attemptChars = 0;

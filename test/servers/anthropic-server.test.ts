@@ -174,4 +174,20 @@ describe('anthropic loopback server, driven by the official SDK', () => {
       }),
     ).rejects.toBeInstanceOf(BadRequestError);
   });
+
+  it('takes the SDK\'s prompt-cache breakpoints (system blocks, tools), reports cache writes, and refuses a fifth breakpoint', async () => {
+    const mark = { type: 'ephemeral' as const };
+    server.enqueue({ usage: { input_tokens: 12, cache_creation_input_tokens: 2048, output_tokens: 5 } });
+    const msg = await client.messages.create({
+      model: MODEL,
+      max_tokens: 16,
+      tools: [{ ...weatherTool, cache_control: { type: 'ephemeral', ttl: '1h' } }],
+      system: [{ type: 'text', text: 'A long handbook.', cache_control: mark }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Chapter 2?', cache_control: mark }] }],
+    });
+    expect(msg.usage.cache_creation_input_tokens).toBe(2048);
+    expect(server.requests.at(-1)!.body!.system).toEqual([{ type: 'text', text: 'A long handbook.', cache_control: mark }]);
+    const five = Array.from({ length: 5 }, (_, i) => ({ type: 'text' as const, text: `part ${i}`, cache_control: mark }));
+    await expect(client.messages.create({ model: MODEL, max_tokens: 8, messages: [{ role: 'user', content: five }] })).rejects.toBeInstanceOf(BadRequestError);
+  });
 });

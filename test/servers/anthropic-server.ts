@@ -15,7 +15,8 @@
  * no sampling parameters on version 2026-10-21, the required fields, roles, non-blank text,
  * no trailing whitespace on a final assistant prefill, tool results that
  * answer the previous assistant turn's tool_use ids, tool_use ids unique in
- * the whole conversation, and stop sequences that are not whitespace only.
+ * the whole conversation, stop sequences that are not whitespace only, and
+ * prompt-cache breakpoints (`cache_control`: its shape, at most four).
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { sseEvent, startScriptedServer, type ScriptedServer } from './scripted-server.js';
@@ -216,6 +217,27 @@ function validate(body: Json, version: string): string | undefined {
     }
     previousToolUses = toolUses;
   }
+  return cacheControlProblem(body);
+}
+
+/** Prompt-cache breakpoints: Anthropic's one shape, and at most four a request (tools, system, messages and tool results alike). */
+function cacheControlProblem(body: Json): string | undefined {
+  const marked: unknown[] = [];
+  const collect = (blocks: unknown): void => {
+    if (!Array.isArray(blocks)) return;
+    for (const b of blocks as Json[]) {
+      if (b?.cache_control !== undefined) marked.push(b.cache_control);
+      collect(b?.content);
+    }
+  };
+  collect(body.tools);
+  collect(body.system);
+  for (const m of Array.isArray(body.messages) ? (body.messages as Json[]) : []) collect(m.content);
+  for (const c of marked as Json[]) {
+    if (c?.type !== 'ephemeral') return "cache_control.type: Input should be 'ephemeral'";
+    if (c.ttl !== undefined && c.ttl !== '5m' && c.ttl !== '1h') return "cache_control.ttl: Input should be '5m' or '1h'";
+  }
+  if (marked.length > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${marked.length}.`;
   return undefined;
 }
 

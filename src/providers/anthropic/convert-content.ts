@@ -7,11 +7,16 @@
  * base64 data (a PDF) becomes a document block. Anything else (audio, file
  * ids) cannot be expressed and is refused as an invalid request rather than
  * silently dropped.
+ *
+ * Prompt caching: a client marks a cache breakpoint with `cache_control` on a
+ * content part (or on a whole message, or a tool: convert-request.ts), as
+ * LiteLLM and Portkey take it in OpenAI-format requests; it goes out on the
+ * block it marks. OpenAI-compatible upstreams get the request as it came.
  */
 import { parseDataUrl } from '../../protocol/data-url.js';
 import type { ChatMessage, ContentPart, ImagePart, TextPart } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import type { AnthropicContentBlock, AnthropicDocumentBlock, AnthropicImageBlock, AnthropicMediaBlock } from './wire.js';
+import type { AnthropicCacheControl, AnthropicContentBlock, AnthropicDocumentBlock, AnthropicImageBlock, AnthropicMediaBlock, AnthropicTextBlock } from './wire.js';
 
 /** `at` names the content for a refusal's `param` (`messages[2].content`): each part as `at[j]`. */
 export function contentBlocks(content: ChatMessage['content'], at: string): AnthropicMediaBlock[] {
@@ -23,17 +28,50 @@ export function contentBlocks(content: ChatMessage['content'], at: string): Anth
   if (!Array.isArray(content)) return blocks;
   for (let j = 0; j < content.length; j++) {
     const part = content[j]!;
-    if (part.type === 'text') pushText(blocks, (part as TextPart).text);
-    else if (part.type === 'image_url') blocks.push(imageBlock(part as ImagePart, `${at}[${j}]`));
-    else if (part.type === 'file') blocks.push(documentBlock(part, `${at}[${j}]`));
+    const cache = cacheControlOf((part as { cache_control?: unknown }).cache_control, `${at}[${j}]`);
+    if (part.type === 'text') pushText(blocks, (part as TextPart).text, cache);
+    else if (part.type === 'image_url') blocks.push(marked(imageBlock(part as ImagePart, `${at}[${j}]`), cache));
+    else if (part.type === 'file') blocks.push(marked(documentBlock(part, `${at}[${j}]`), cache));
     else throw unsupported(`content part type "${part.type}"`, `${at}[${j}]`);
   }
   return blocks;
 }
 
-export function pushText(blocks: AnthropicContentBlock[], text: unknown): void {
-  // Anthropic rejects empty and whitespace-only text blocks.
-  if (typeof text === 'string' && text.trim().length > 0) blocks.push({ type: 'text', text });
+/**
+ * Appends a text block. Anthropic rejects empty and whitespace-only ones: such a part is
+ * dropped, and a breakpoint it carried goes to the block before it (the same prefix, less
+ * the blank), if any.
+ */
+export function pushText(blocks: AnthropicContentBlock[], text: unknown, cache?: AnthropicCacheControl): void {
+  if (typeof text === 'string' && text.trim().length > 0) blocks.push(marked<AnthropicTextBlock>({ type: 'text', text }, cache));
+  else if (cache !== undefined) markLast(blocks, cache);
+}
+
+/** `block`, with the breakpoint when there is one. */
+export function marked<B extends { cache_control?: AnthropicCacheControl }>(block: B, cache: AnthropicCacheControl | undefined): B {
+  if (cache !== undefined) block.cache_control = cache;
+  return block;
+}
+
+/** A breakpoint on a whole message goes on its last block (the prefix it ends). */
+export function markLast(blocks: readonly { cache_control?: AnthropicCacheControl }[], cache: AnthropicCacheControl | undefined): void {
+  const last = blocks[blocks.length - 1];
+  if (cache !== undefined && last !== undefined) last.cache_control = cache;
+}
+
+/**
+ * A client's `cache_control`, checked: undefined when absent, else Anthropic's one shape
+ * (`{"type": "ephemeral"}`, with an optional `ttl` of "5m" or "1h"), copied. Any other is
+ * refused for this candidate rather than sent to come back as a 400.
+ */
+export function cacheControlOf(v: unknown, at: string): AnthropicCacheControl | undefined {
+  if (v === undefined || v === null) return undefined;
+  const c = v as { type?: unknown; ttl?: unknown };
+  if (typeof v === 'object' && c.type === 'ephemeral' && Object.keys(v).length === (c.ttl === undefined ? 1 : 2)) {
+    if (c.ttl === undefined) return { type: 'ephemeral' };
+    if (c.ttl === '5m' || c.ttl === '1h') return { type: 'ephemeral', ttl: c.ttl };
+  }
+  throw unsupported('a cache_control other than {"type": "ephemeral"} with an optional "ttl" of "5m" or "1h"', `${at}.cache_control`);
 }
 
 function imageBlock(part: ImagePart, param: string): AnthropicImageBlock {

@@ -15,7 +15,7 @@ function convert(req: Partial<ChatRequest>, stream = false) {
 }
 
 describe('toAnthropicRequest against the wire fixtures', () => {
-  for (const name of ['text', 'system', 'multi-turn', 'tools', 'image']) {
+  for (const name of ['text', 'system', 'multi-turn', 'tools', 'image', 'prompt-cache']) {
     it(name, () => {
       const f = fixture(name);
       const { body, prefillTrim } = toAnthropicRequest(f.chatRequest, MODEL, false);
@@ -168,5 +168,55 @@ describe('toAnthropicRequest details', () => {
     expect(new Set(uses).size).toBe(n);
     expect(uses.slice(0, 3)).toEqual(['call_0', 'call_0_2', 'call_0_3']);
     expect(answered).toEqual(uses);
+  });
+});
+
+describe('toAnthropicRequest prompt-cache breakpoints', () => {
+  const mark = { type: 'ephemeral' };
+  it('moves the breakpoint of a blank part, which is dropped, to the block before it', () => {
+    const { body } = convert({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+            { type: 'text', text: '  ', cache_control: mark },
+          ],
+        },
+      ],
+    });
+    expect(body.messages[0]!.content).toStrictEqual([{ type: 'image', source: { type: 'url', url: 'https://example.com/a.png' }, cache_control: mark }]);
+  });
+
+  it('marks the last block of a marked assistant message, and keeps a system prompt without breakpoints one string', () => {
+    const { body } = convert({
+      messages: [
+        { role: 'system', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: [{ type: 'text', text: 'one' }, { type: 'text', text: 'two' }], cache_control: mark },
+        { role: 'user', content: 'go on' },
+      ],
+    });
+    expect(body.system).toBe('a\nb');
+    expect(body.messages[1]!.content).toStrictEqual([{ type: 'text', text: 'one' }, { type: 'text', text: 'two', cache_control: mark }]);
+  });
+
+  it('refuses, for this candidate, a fifth breakpoint and a cache_control of another shape', () => {
+    const five = Array.from({ length: 5 }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: `m${i}`, cache_control: mark }) as const);
+    for (const req of [
+      { messages: [...five] },
+      { messages: [{ role: 'user', content: [{ type: 'text', text: 'x', cache_control: { type: 'persistent' } }] }] },
+      { messages: [{ role: 'user', content: 'x', cache_control: { type: 'ephemeral', ttl: '10m' } }] },
+    ] as Partial<ChatRequest>[]) {
+      let err: unknown;
+      try {
+        convert(req);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(UpstreamError);
+      expect((err as UpstreamError).unsent).toBe(true);
+      expect((err as UpstreamError).message).toMatch(/cache_control/);
+    }
   });
 });

@@ -25,14 +25,21 @@
  * in the conversation, as Anthropic requires (see ToolIds).
  * API version 2026-10-21 removed temperature/top_p (a 400 if sent): with
  * `sampling: false` they are left out.
+ *
+ * Prompt-cache breakpoints (`cache_control`) go out where the client put them:
+ * on a part, on a message (its last block), on a tool. A system prompt with one
+ * goes out as blocks, one a system message's text (each part its own block when
+ * one of them is marked); without, as one string, as before.
  */
 import type { ChatMessage, ChatRequest, ResponseFormat, TextPart } from '../../protocol/openai.js';
-import { contentBlocks, plainText, pushText, unsupported } from './convert-content.js';
+import { cacheControlOf, contentBlocks, markLast, marked, plainText, pushText, unsupported } from './convert-content.js';
 import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_ROLES, toolSelection, withToolCallIds, type ToolSelection } from '../request-options.js';
 import type {
+  AnthropicCacheControl,
   AnthropicContentBlock,
   AnthropicMessageParam,
   AnthropicRequest,
+  AnthropicTextBlock,
   AnthropicToolChoice,
   AnthropicToolResultBlock,
   AnthropicToolUseBlock,
@@ -63,7 +70,7 @@ export function toAnthropicRequest(
   stream: boolean,
   opts: ConvertOptions = {},
 ): ConvertedRequest {
-  const system: string[] = [];
+  const system: AnthropicTextBlock[] = [];
   const turns: Turn[] = [];
   const push = (role: Turn['role'], blocks: AnthropicContentBlock[]): void => {
     if (blocks.length === 0) return;
@@ -77,22 +84,21 @@ export function toAnthropicRequest(
   const messages = withToolCallIds(req.messages);
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
+    const cache = cacheControlOf(m.cache_control, `messages[${i}]`);
     switch (m.role) {
       case 'system':
-      case 'developer': {
-        const text = plainText(m.content);
-        if (text.trim()) system.push(text);
+      case 'developer':
+        systemBlocks(system, m, i, cache);
         break;
-      }
       case 'user':
       case 'function': // legacy function results carry no call id: plain user text
-        push('user', contentBlocks(m.content, `messages[${i}].content`));
+        push('user', withMark(contentBlocks(m.content, `messages[${i}].content`), cache));
         break;
       case 'assistant':
-        push('assistant', assistantBlocks(m, toolIds));
+        push('assistant', withMark(assistantBlocks(m, i, toolIds), cache));
         break;
       case 'tool':
-        push('user', [toolResult(m, i, toolIds)]);
+        push('user', [marked(toolResult(m, i, toolIds), cache)]);
         break;
       default:
         throw unsupported(`message role "${String(m.role)}"`, `messages[${i}].role`);
@@ -103,20 +109,21 @@ export function toAnthropicRequest(
     // Anthropic needs a message: a system-only request still deserves an answer (as for Gemini);
     // one with no text at all is refused here rather than by the provider in other words.
     if (system.length === 0) throw unsupported('a request whose messages hold no text', 'messages');
-    turns.push({ role: 'user', blocks: [{ type: 'text', text: system.splice(0).join('\n\n') }] });
+    const blocks = system.splice(0);
+    turns.push({ role: 'user', blocks: isMarked(blocks) ? blocks : [{ type: 'text', text: joined(blocks) }] });
   }
   const prefillTrim = trimFinalAssistant(turns);
   oneChoice(req, 'anthropic');
   textAnswer(req, 'anthropic');
   const formatInstruction = responseFormatInstruction(responseFormat(req, 'anthropic'));
-  if (formatInstruction) system.push(formatInstruction);
+  if (formatInstruction) system.push({ type: 'text', text: formatInstruction });
 
   const body: AnthropicRequest = {
     model,
     max_tokens: req.max_completion_tokens ?? req.max_tokens ?? DEFAULT_MAX_TOKENS,
     messages: turns.map(toMessageParam),
   };
-  if (system.length > 0) body.system = system.join('\n\n');
+  if (system.length > 0) body.system = isMarked(system) ? system : joined(system);
   if (opts.sampling !== false) {
     // Claude models since Sonnet 4.5 refuse temperature and top_p together (a 400), and
     // Anthropic advises altering one, never both, on every model. So one goes out: top_p
@@ -140,7 +147,7 @@ export function toAnthropicRequest(
     body.tools = selection.tools.map((t) => {
       const tool: NonNullable<AnthropicRequest['tools']>[number] = { name: t.function.name, input_schema: objectSchema(t.function.parameters) };
       if (t.function.description) tool.description = t.function.description;
-      return tool;
+      return marked(tool, cacheControlOf((t as { cache_control?: unknown }).cache_control, 'tools'));
     });
     const choice = toolChoice(selection, req.parallel_tool_calls === false);
     if (choice) body.tool_choice = choice;
@@ -154,13 +161,58 @@ export function toAnthropicRequest(
     }
   }
   if (stream) body.stream = true;
+  if (breakpoints(body) > MAX_CACHE_BREAKPOINTS) {
+    throw unsupported(`more than ${MAX_CACHE_BREAKPOINTS} cache_control breakpoints in one request`, 'messages');
+  }
   return { body, prefillTrim };
 }
 
+/** Anthropic refuses a request with more prompt-cache breakpoints than this. */
+const MAX_CACHE_BREAKPOINTS = 4;
+
+function breakpoints(body: AnthropicRequest): number {
+  let n = 0;
+  const count = (blocks: readonly { cache_control?: unknown; content?: unknown }[]): void => {
+    for (const b of blocks) {
+      if (b.cache_control !== undefined) n++;
+      if (Array.isArray(b.content)) count(b.content as { cache_control?: unknown }[]);
+    }
+  };
+  if (Array.isArray(body.system)) count(body.system);
+  for (const m of body.messages) if (Array.isArray(m.content)) count(m.content);
+  if (body.tools) count(body.tools);
+  return n;
+}
+
+/** A system or developer message's text: one block (its parts joined), or a block a part when one of them is a breakpoint. */
+function systemBlocks(system: AnthropicTextBlock[], m: ChatMessage, i: number, cache: AnthropicCacheControl | undefined): void {
+  const from = system.length;
+  const parts = Array.isArray(m.content) ? m.content : undefined;
+  if (parts?.some((p) => (p as { cache_control?: unknown }).cache_control != null)) {
+    for (let j = 0; j < parts.length; j++) {
+      const p = parts[j]!;
+      if (p.type === 'text') pushText(system, (p as TextPart).text, cacheControlOf((p as { cache_control?: unknown }).cache_control, `messages[${i}].content[${j}]`));
+    }
+  } else {
+    const text = plainText(m.content);
+    if (text.trim()) system.push({ type: 'text', text });
+  }
+  markLast(system.slice(from), cache);
+}
+
+const isMarked = (blocks: readonly AnthropicTextBlock[]): boolean => blocks.some((b) => b.cache_control !== undefined);
+const joined = (blocks: readonly AnthropicTextBlock[]): string => blocks.map((b) => b.text).join('\n\n');
+
+/** `blocks`, the last one marked when the message carries a breakpoint. */
+function withMark<B extends AnthropicContentBlock>(blocks: B[], cache: AnthropicCacheControl | undefined): B[] {
+  markLast(blocks, cache);
+  return blocks;
+}
+
 function toMessageParam(t: Turn): AnthropicMessageParam {
-  // One plain text block reads best (and matches Anthropic's own examples) as a string.
+  // One plain text block reads best (and matches Anthropic's own examples) as a string; a marked one stays a block.
   const only = t.blocks.length === 1 ? t.blocks[0]! : undefined;
-  return { role: t.role, content: only?.type === 'text' ? only.text : t.blocks };
+  return { role: t.role, content: only?.type === 'text' && only.cache_control === undefined ? only.text : t.blocks };
 }
 
 function toolChoice(sel: ToolSelection, noParallel: boolean): AnthropicToolChoice | undefined {
@@ -185,12 +237,14 @@ function trimFinalAssistant(turns: Turn[]): string {
   return dropped;
 }
 
-function assistantBlocks(m: ChatMessage, toolIds: ToolIds): AnthropicContentBlock[] {
+function assistantBlocks(m: ChatMessage, i: number, toolIds: ToolIds): AnthropicContentBlock[] {
   const blocks: AnthropicContentBlock[] = [];
   if (typeof m.content === 'string') pushText(blocks, m.content);
   else if (Array.isArray(m.content)) {
     // Assistant parts are text or refusal; a refusal is not something to continue from.
-    for (const p of m.content) if (p.type === 'text') pushText(blocks, (p as TextPart).text);
+    m.content.forEach((p, j) => {
+      if (p.type === 'text') pushText(blocks, (p as TextPart).text, cacheControlOf((p as { cache_control?: unknown }).cache_control, `messages[${i}].content[${j}]`));
+    });
   }
   for (const call of m.tool_calls ?? []) {
     const block: AnthropicToolUseBlock = {
@@ -281,7 +335,7 @@ function toolResult(m: ChatMessage, i: number, toolIds: ToolIds): AnthropicToolR
     // Text, images and documents (a PDF a tool returned), as a tool result takes them.
     const parts = contentBlocks(m.content, `messages[${i}].content`);
     const only = parts.length === 1 ? parts[0]! : undefined;
-    if (only?.type === 'text') block.content = only.text;
+    if (only?.type === 'text' && only.cache_control === undefined) block.content = only.text;
     else if (parts.length > 0) block.content = parts;
   }
   return block;

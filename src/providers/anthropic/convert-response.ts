@@ -36,16 +36,21 @@ export function parseMessage(raw: Uint8Array, model: string): AnthropicMessage {
  */
 export function toUsage(u: AnthropicUsage | undefined): Usage {
   const cacheRead = num(u?.cache_read_input_tokens);
+  const cacheWrite = num(u?.cache_creation_input_tokens);
   const input = u?.input_tokens;
   const output = u?.output_tokens;
-  const prompt = typeof input === 'number' ? input + num(u?.cache_creation_input_tokens) + cacheRead : undefined;
+  const prompt = typeof input === 'number' ? input + cacheWrite + cacheRead : undefined;
   const completion = typeof output === 'number' ? output : undefined;
-  return {
+  const usage = {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt !== undefined && completion !== undefined ? prompt + completion : undefined,
     prompt_tokens_details: { cached_tokens: cacheRead },
   } as Usage;
+  // Cache writes are billed above the input price: named under Anthropic's own name, as
+  // LiteLLM and Portkey pass it on, and priced at the deployment's `cacheWrite` (cost.ts).
+  if (cacheWrite > 0) usage.cache_creation_input_tokens = cacheWrite;
+  return usage;
 }
 
 function num(n: unknown): number {

@@ -5,9 +5,16 @@
  * block, delta and event types over time and the adapter must skip them.
  */
 
+/** A prompt-cache breakpoint: the prefix up to and including the block it marks is cached (5 minutes unless `ttl`). */
+export interface AnthropicCacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
 export interface AnthropicTextBlock {
   type: 'text';
   text: string;
+  cache_control?: AnthropicCacheControl;
 }
 
 export type AnthropicImageSource =
@@ -17,12 +24,14 @@ export type AnthropicImageSource =
 export interface AnthropicImageBlock {
   type: 'image';
   source: AnthropicImageSource;
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicDocumentBlock {
   type: 'document';
   source: { type: 'base64'; media_type: string; data: string } | { type: 'text'; media_type: 'text/plain'; data: string };
   title?: string;
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicToolUseBlock {
@@ -30,6 +39,7 @@ export interface AnthropicToolUseBlock {
   id: string;
   name: string;
   input: Record<string, unknown>;
+  cache_control?: AnthropicCacheControl;
 }
 
 /** What a user turn's content (and so a tool result's) is made of: text, images, documents. */
@@ -40,6 +50,7 @@ export interface AnthropicToolResultBlock {
   tool_use_id: string;
   content?: string | AnthropicMediaBlock[];
   is_error?: boolean;
+  cache_control?: AnthropicCacheControl;
 }
 
 export type AnthropicContentBlock =
@@ -58,6 +69,7 @@ export interface AnthropicTool {
   name: string;
   description?: string;
   input_schema: Record<string, unknown>;
+  cache_control?: AnthropicCacheControl;
 }
 
 export type AnthropicToolChoice =
@@ -70,7 +82,8 @@ export interface AnthropicRequest {
   model: string;
   max_tokens: number;
   messages: AnthropicMessageParam[];
-  system?: string;
+  /** Blocks only when one carries a cache breakpoint. */
+  system?: string | AnthropicTextBlock[];
   temperature?: number;
   top_p?: number;
   stop_sequences?: string[];
