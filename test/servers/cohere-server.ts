@@ -24,6 +24,8 @@ export type CohereReply =
       toolCalls?: { id: string; name: string; arguments: string }[];
       /** Default: TOOL_CALL with tool calls, else COMPLETE. */
       finishReason?: string;
+      /** Streams only: `message-end`'s `delta.error`, as Cohere says why a generation failed (finish_reason ERROR). */
+      error?: string;
       usage?: CohereServerUsage;
       /** Streams only: destroy the socket after this many SSE events. */
       cutAfter?: number;
@@ -146,7 +148,7 @@ function streamEvents(id: string, m: MessageReply): { event?: string; data: unkn
     push('tool-call-end', { index });
     index++;
   }
-  push('message-end', { delta: { finish_reason: finishReason(m), usage: usageOf(m) } });
+  push('message-end', { delta: { finish_reason: finishReason(m), ...(m.error !== undefined ? { error: m.error } : {}), usage: usageOf(m) } });
   ev.push({ data: '[DONE]' });
   return ev;
 }

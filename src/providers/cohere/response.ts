@@ -3,6 +3,7 @@
  * usage mappings the stream shares. Pure.
  */
 import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../protocol/openai.js';
+import { categorizeWithoutStatus } from '../../resilience/classify.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { CohereChatResponse, CohereUsage } from './wire.js';
 
@@ -16,9 +17,20 @@ export function mapCohereFinishReason(reason: unknown): FinishReason {
       return 'tool_calls';
     case 'ERROR_TOXIC':
       return 'content_filter';
-    default: // COMPLETE, STOP_SEQUENCE, ERROR, and kinds added later
+    default: // COMPLETE, STOP_SEQUENCE, and kinds added later (ERROR: see cohereGenerationError)
       return 'stop';
   }
+}
+
+/**
+ * `finish_reason: "ERROR"`: the generation failed upstream (a stream's `message-end` says why in
+ * `delta.error`). What came before it is not an answer: the attempt fails, as the error's words
+ * say (`server` when they name nothing), rather than ending as a clean `stop`. Undefined otherwise.
+ */
+export function cohereGenerationError(reason: unknown, error: unknown): UpstreamError | undefined {
+  if (reason !== 'ERROR') return undefined;
+  const message = typeof error === 'string' && error ? error : 'cohere generation failed (finish_reason ERROR)';
+  return new UpstreamError({ category: categorizeWithoutStatus(message), message });
 }
 
 /** Billed units are what Cohere invoices; raw token counts (prompt template included) are the fallback. */
@@ -45,6 +57,8 @@ export function fromCohereResponse(value: unknown, model: string, created: numbe
   if (!isCohereChatResponse(value)) {
     throw new UpstreamError({ category: 'server', message: 'cohere sent a chat response without a message' });
   }
+  const failed = cohereGenerationError(value.finish_reason, undefined);
+  if (failed) throw failed;
   const msg = value.message;
   let text = '';
   // Parts and calls that are not objects are skipped, as the stream skips a malformed event.

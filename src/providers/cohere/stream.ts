@@ -2,7 +2,8 @@
  * Cohere v2 chat SSE (`message-start`, `content-*`, `tool-plan-delta`,
  * `tool-call-*`, `message-end`, then `data: [DONE]`) → OpenAI chunks: a role
  * chunk, content and tool-call deltas, a finish chunk, then a usage-only chunk.
- * Only `message-end` finishes a stream; ending without it is a cut (`network`).
+ * Only `message-end` finishes a stream; ending without it is a cut (`network`), and
+ * one whose finish_reason is `ERROR` (the generation failed) fails it as its error says.
  * As OpenAI's, every chunk has `system_fingerprint` and each choice `logprobs`
  * (null here: Cohere sends neither), and the role chunk `refusal: null`.
  */
@@ -10,7 +11,7 @@ import { SseParser, type SseEvent } from '../sse.js';
 import type { ChunkStream, UpstreamHeaders } from '../types.js';
 import type { ChatCompletionChunk, ChunkChoice, ChunkDelta, FinishReason, Usage } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import { cohereUsage, mapCohereFinishReason, stringOr } from './response.js';
+import { cohereGenerationError, cohereUsage, mapCohereFinishReason, stringOr } from './response.js';
 import type { CohereStreamEvent } from './wire.js';
 import { nativeChoice, nativeChunk, roleDelta } from '../native-chunk.js';
 
@@ -39,12 +40,14 @@ export class CohereChunkStream implements ChunkStream {
       events.length = 0;
       for (let i = 0; i < out.length; i++) yield out[i]!;
       out.length = 0;
+      if (t.error) throw t.error;
       if (t.done) break;
     }
     if (!t.done) {
       parser.end();
       for (let i = 0; i < events.length && !t.done; i++) this.malformed += t.push(events[i]!, out);
       for (const c of out) yield c;
+      if (t.error) throw t.error;
     }
     if (!t.finished) {
       throw new UpstreamError({ category: 'network', message: 'cohere stream ended before message-end' });
@@ -55,8 +58,10 @@ export class CohereChunkStream implements ChunkStream {
 /** Stateful event → chunk translation; `push` returns 1 for a malformed event. */
 export class CohereTranslator {
   finished = false;
-  /** `[DONE]` seen: nothing more to read. */
+  /** `[DONE]` seen, or a failed generation's end: nothing more to read. */
   done = false;
+  /** A `message-end` saying the generation failed: thrown once the chunks before it have been yielded. */
+  error: UpstreamError | undefined;
   private id: string;
   private roleSent = false;
   private toolCount = 0;
@@ -131,6 +136,15 @@ export class CohereTranslator {
         return 0;
       }
       case 'message-end': {
+        // A generation that failed upstream ends so, with what it made so far: no answer, so not
+        // a clean `stop` (the client took a cut-short text for the whole one) but a failure,
+        // which fails over before the first token and breaks or resumes the stream after it.
+        const failed = cohereGenerationError(e.delta?.finish_reason, e.delta?.error);
+        if (failed) {
+          this.error = failed;
+          this.done = true;
+          return 0;
+        }
         this.finished = true;
         this.emit(out, {}, mapCohereFinishReason(e.delta?.finish_reason));
         const usage = cohereUsage(e.delta?.usage);
