@@ -190,6 +190,20 @@ describe('legacy function calling (functions, function_call) through the gemini 
     });
     expectWeatherAnswered(done, t.upstream.requests.at(-1)!.body.contents);
   });
+
+  // A blocked prompt has no candidates at all: each of the n answers asked for ends content_filter,
+  // where one finish alone read as the other answers cut (a stream_broken error after it).
+  it('a blocked prompt streamed with n = 2 finishes both answers', async () => {
+    t.upstream.enqueue({ kind: 'raw', events: [{ promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 8, totalTokenCount: 8 } }] });
+    const stream = await t.client.chat.completions.create({ model: 'flash', messages, n: 2, stream: true });
+    const finishes: [number, string | null][] = [];
+    for await (const c of stream) for (const ch of c.choices) if (ch.finish_reason) finishes.push([ch.index, ch.finish_reason]);
+    expect(finishes).toEqual([
+      [0, 'content_filter'],
+      [1, 'content_filter'],
+    ]);
+    expect(t.upstream.requests.at(-1)!.body.generationConfig).toMatchObject({ candidateCount: 2 });
+  });
 });
 
 /** The weather conversation's second turn: answered from the tool's result, which went to Gemini as a functionResponse after its call. */

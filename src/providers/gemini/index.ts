@@ -92,6 +92,7 @@ export class GeminiAdapter implements ProviderAdapter {
       requestId: ctx.requestId,
       clock: this.clock,
       newToolId: this.newToolId,
+      choices: typeof req.n === 'number' && req.n > 1 ? req.n : 1,
     });
   }
 

@@ -34,6 +34,8 @@ export interface GeminiStreamContext {
   clock: Clock;
   /** An id for each tool call (Gemini's function calls carry none). */
   newToolId: () => string;
+  /** The answers asked for (`n`, Gemini's candidateCount); 1 when unset. */
+  choices?: number;
 }
 
 export class GeminiChunkStream implements ChunkStream {
@@ -94,11 +96,13 @@ export class GeminiChunkStream implements ChunkStream {
           out.push(chunk([choice(index, {}, mapFinishReason(c.finishReason, state.toolCalls > 0))]));
         }
       });
-      // A blocked prompt arrives as one event with promptFeedback and no candidates.
+      // A blocked prompt arrives as one event with promptFeedback and no candidates. Every
+      // answer asked for ends so: with n > 1, one finish alone read as the others cut (a
+      // stream_broken, and a breaker failure for the deployment, for the prompt's fault).
       if (list.length === 0 && res.promptFeedback?.blockReason && candidates.size === 0 && !blocked) {
         blocked = true;
-        out.push(chunk([choice(0, roleDelta())]));
-        out.push(chunk([choice(0, {}, 'content_filter')]));
+        const n = this.ctx.choices ?? 1;
+        for (let i = 0; i < n; i++) out.push(chunk([choice(i, roleDelta())]), chunk([choice(i, {}, 'content_filter')]));
       }
       return out;
     };
