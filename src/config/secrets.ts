@@ -30,7 +30,7 @@ export function literalSecret(
  * Provider headers that carry a credential: their value must take it from the
  * environment (`Bearer ${KEY}`), as apiKey must, or the secret sits in the file.
  */
-const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'cookie']);
+export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'cookie']);
 
 /** A problem when the header `name` at `path` holds a credential written out in the file. */
 export function literalCredentialHeader(

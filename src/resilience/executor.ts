@@ -219,7 +219,7 @@ export class Executor {
             this.emitAttempt(run, cand, trace);
             throw internalFault(d.key, raw);
           }
-          const err = normalizeFailure(raw);
+          const err = normalizeFailure(raw, d.provider);
           if (err instanceof AttemptAborted) {
             // The request was on its way when the client left, the deadline passed or the
             // server's shutdown grace ran out: the upstream most likely counted it, so its

@@ -23,7 +23,7 @@ import type { Committed } from './stream-attempt.js';
 import { UpstreamError } from './upstream-error.js';
 
 const config = parseConfig({ providers: [{ id: 'p', type: 'simulated' }], resilience: { streamResume: true } }, {});
-const candidate = { deployment: { key: 'p/m', stateKey: 'p/m', model: 'm', timeouts: { idleTimeoutMs: 1000 } }, alias: 'a', fallback: false, selection: 'weighted' } as unknown as Candidate;
+const candidate = { deployment: { key: 'p/m', stateKey: 'p/m', provider: config.providers[0], model: 'm', timeouts: { idleTimeoutMs: 1000 } }, alias: 'a', fallback: false, selection: 'weighted' } as unknown as Candidate;
 
 const chunk = (delta: Record<string, unknown>): ChatCompletionChunk => ({
   id: 'c1',

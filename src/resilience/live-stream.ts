@@ -297,7 +297,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     const run = this.o.run;
     if (this.phase === 'over') throw raw;
     this.upstreamDone = true;
-    const err = normalizeFailure(raw);
+    const err = normalizeFailure(raw, this.cur.candidate.deployment.provider);
     // The client gone stays an abort; the shutdown (or a deadline) ends the stream with its error event.
     if (err instanceof AttemptAborted) return this.fail(asAnswer(err));
     if (this.tally.finished) {

@@ -1,6 +1,8 @@
 /**
  * Mapping attempt failures to what the executor and the client see.
  */
+import { CREDENTIAL_HEADERS } from '../config/secrets.js';
+import type { ProviderConfig } from '../config/types.js';
 import { GatewayError } from '../core/errors.js';
 import { AttemptAborted } from './abort.js';
 import { errorFromTransport } from './classify.js';
@@ -20,14 +22,42 @@ export function isProgrammingError(err: unknown): boolean {
 export const internalFault = (deployment: string, err: unknown) =>
   new GatewayError(500, 'internal_error', `The gateway failed while handling this request for ${deployment}`, null, undefined, err);
 
-/** Thrown failures → an UpstreamError, or the AttemptAborted that ends the whole request (client gone, deadline, shutdown). */
-export function normalizeFailure(err: unknown): UpstreamError | AttemptAborted {
+/**
+ * Thrown failures → an UpstreamError, or the AttemptAborted that ends the whole request (client
+ * gone, deadline, shutdown). `provider`: the attempt's, whose credentials its error must not carry.
+ */
+export function normalizeFailure(err: unknown, provider: ProviderConfig): UpstreamError | AttemptAborted {
   if (err instanceof AttemptAborted) {
     if (err.kind === 'client' || err.kind === 'deadline' || err.kind === 'shutdown') return err;
     return new UpstreamError({ category: 'timeout', message: err.message, providerCode: err.kind });
   }
-  if (err instanceof UpstreamError) return err;
+  if (err instanceof UpstreamError) return withoutCredentials(err, provider);
   return errorFromTransport(err);
+}
+
+/** Shorter values are not looked for: they would blank ordinary words of the message. */
+const MIN_SECRET_CHARS = 8;
+
+/**
+ * An upstream's own message reaches the client (a refusal passed through, a pinned model's 404,
+ * the reason a stream broke), and some servers and proxies echo the request's headers in it: the
+ * provider's key, sent by the gateway and never the client's to see, is cut out of it. Only on
+ * the failure path, and only a few `includes` of the provider's own credentials.
+ */
+function withoutCredentials(err: UpstreamError, provider: ProviderConfig): UpstreamError {
+  let message = err.message;
+  const cut = (secret: string | undefined): void => {
+    if (secret !== undefined && secret.length >= MIN_SECRET_CHARS && message.includes(secret)) message = message.split(secret).join('[redacted]');
+  };
+  cut(provider.apiKey);
+  for (const name in provider.headers) {
+    if (!CREDENTIAL_HEADERS.has(name.toLowerCase())) continue;
+    const value = provider.headers[name]!;
+    cut(value);
+    cut(/^bearer\s+(.+)$/i.exec(value)?.[1]);
+  }
+  if (message !== err.message) err.message = message;
+  return err;
 }
 
 /**
