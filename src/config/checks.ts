@@ -74,6 +74,10 @@ export function crossCheck(doc: unknown, ctx: CheckContext): string[] {
   const server = obj(root.server);
   const admin = literalSecret(server?.adminKey, ['server', 'adminKey'], 'SWITCHYARD_ADMIN_KEY', ctx);
   if (admin) out.push(admin);
+  // The admin key opens /traces and /metrics (every key's requests): a client holding the same value could read them.
+  const adminValue = str(server?.adminKey);
+  const sameAsKey = adminValue === undefined ? undefined : keyValues.get(adminValue);
+  if (sameAsKey !== undefined) out.push(problem(['server', 'adminKey'], `same value as ${formatPath(sameAsKey)}: that client could read /traces and /metrics`));
   const host = typeof server?.host === 'string' ? server.host : DEFAULTS.server.host;
   // A malformed host (or one whose ${VAR} failed) is reported as that, not also as public.
   if (list(root.keys).length === 0 && isListenHost(host) && !isLoopbackHost(host)) {

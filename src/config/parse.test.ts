@@ -132,6 +132,16 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
       expected: 'keys[1].key: same key value as keys[0].key',
     },
     {
+      // Found by the observability audit: that client could read every key's traces.
+      name: 'admin key equal to a client key',
+      edit: (d) => {
+        d.server = { adminKey: '${ADMIN_KEY}' };
+        d.keys = [{ id: 'a', key: '${KEY_1}' }];
+      },
+      env: { ...ENV, KEY_1: 'same-value', ADMIN_KEY: 'same-value' },
+      expected: 'server.adminKey: same value as keys[0].key: that client could read /traces and /metrics',
+    },
+    {
       name: 'redis backend without a URL',
       edit: (d) => (d.state = { backend: 'redis' }),
       expected: 'state.redisUrl: required when state.backend is redis (or set REDIS_URL)',
