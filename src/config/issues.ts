@@ -19,16 +19,27 @@ export function formatIssues(issues: readonly Issue[], input: unknown, schema: z
       for (const key of issue.keys) out.push(problem([...path, key], `unknown field${didYouMean(key, known)}`));
       continue;
     }
-    out.push(problem(path, reason(issue, valueAt(input, path))));
+    out.push(problem(path, reason(issue, valueAt(input, path), isSecretPath(path))));
   }
   return out;
 }
 
-function reason(issue: Issue, value: unknown): string {
+/**
+ * Fields that hold a secret (secrets.ts): a literal there of the wrong type, a
+ * number such as `apiKey: 4242424242`, is still the secret, so not even a number is shown.
+ */
+function isSecretPath(path: readonly PathSegment[]): boolean {
+  const [a, i, b, c] = path;
+  if (typeof i !== 'number') return a === 'server' && i === 'adminKey' && path.length === 2;
+  if (a === 'providers') return (b === 'apiKey' && path.length === 3) || (b === 'headers' && c !== undefined && path.length === 4);
+  return a === 'keys' && b === 'key' && path.length === 3;
+}
+
+function reason(issue: Issue, value: unknown, secret = false): string {
   switch (issue.code) {
     case 'invalid_type':
       if (value === undefined) return 'required';
-      return `expected ${issue.expected === 'int' ? 'integer' : issue.expected}, got ${describe(value)}`;
+      return `expected ${issue.expected === 'int' ? 'integer' : issue.expected}, got ${secret ? typeOf(value) : describe(value)}`;
     case 'too_small': {
       const n = Number(issue.minimum);
       if (issue.origin === 'string') return n === 1 ? 'must not be empty' : `must be at least ${n} characters`;
@@ -59,6 +70,12 @@ function describe(v: unknown): string {
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   if (typeof v === 'object') return 'an object';
   return typeof v === 'string' ? 'a string' : typeof v;
+}
+
+/** The type of a bad value, never the value. */
+function typeOf(v: unknown): string {
+  if (typeof v === 'number' || typeof v === 'boolean') return `a ${typeof v}`;
+  return describe(v);
 }
 
 function valueAt(root: unknown, path: readonly PathSegment[]): unknown {

@@ -397,8 +397,26 @@ describe('parseConfig: every contract error is one exact `path: reason` line', (
     ];
     doc.providers[0].apiKey = 12345;
     const problems = problemsOf(doc, { K: 'super-secret-value' });
-    expect(problems).toEqual(['providers[0].apiKey: expected string, got 12345', 'keys[1].key: same key value as keys[0].key']);
+    // A number where a secret belongs is that secret written out: its type only, not the digits.
+    expect(problems).toEqual(['providers[0].apiKey: expected string, got a number', 'keys[1].key: same key value as keys[0].key']);
     expect(problems.join('\n')).not.toContain('super-secret-value');
+  });
+
+  it('never quotes a number or boolean written in any secret field', () => {
+    const doc = base();
+    doc.server = { adminKey: 987654321 };
+    doc.providers[1].headers = { authorization: 55555, 'x-tenant': 7 };
+    doc.keys = [{ id: 'a', key: 4242424242 }, { id: 'b', key: true }];
+    const problems = problemsOf(doc);
+    expect(problems).toEqual([
+      'server.adminKey: expected string, got a number',
+      'providers[1].headers.authorization: expected string, got a number',
+      'providers[1].headers.x-tenant: expected string, got a number',
+      'keys[0].key: expected string, got a number',
+      'keys[1].key: expected string, got a boolean',
+    ]);
+    // Elsewhere a number is shown: it says what was wrong with it.
+    expect(problemsOf({ ...base(), server: { shutdownGraceMs: 1.5 } })).toEqual(['server.shutdownGraceMs: expected integer, got 1.5']);
   });
 });
 
