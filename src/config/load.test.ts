@@ -77,6 +77,13 @@ models:
     ]);
   });
 
+  it('never quotes the source of a JSON syntax error, however long (it may hold a secret)', () => {
+    write('cut.json', '{"providers": [{"id": "a", "type": "openai", "apiKey": "sk-live-SECRET123"},]}');
+    write('short.json', '{"a": ["SECRET",]}');
+    expect(problemsOf(() => loadConfig({ path: 'cut.json', env: {}, cwd: dir }))).toEqual(["cut.json: invalid JSON: Unexpected token ']'"]);
+    expect(problemsOf(() => loadConfig({ path: 'short.json', env: {}, cwd: dir }))).toEqual(["short.json: invalid JSON: Unexpected token ']'"]);
+  });
+
   it('reports a YAML error with file and line, without quoting the source', () => {
     write('dup.yaml', 'providers: []\nserver:\n  port: 1\n  port: 2\n');
     expect(problemsOf(() => loadConfig({ path: 'dup.yaml', env: {}, cwd: dir }))).toEqual([

@@ -175,7 +175,9 @@ function stripYamlContext(message: string): string {
 
 function cleanJsonMessage(message: string): string {
   return message
-    .replace(/, ".*" is not valid JSON$/s, '')
+    // V8 quotes the source around the error, `..."` and `"...` marking where it cut a long
+    // one: that excerpt may hold a secret, as yaml's may.
+    .replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '')
     .replace(/ in JSON at position \d+.*$/s, '')
     .replace(/ \(line \d+ column \d+\)$/, '');
 }
