@@ -5,6 +5,7 @@
  */
 import { isAscii } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { GatewayError, invalidRequest } from '../core/errors.js';
 import { rememberRawBody } from '../protocol/raw-body.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
@@ -50,8 +51,8 @@ function onData(this: Reading, buf: Buffer): void {
   if (r.size > r.max) {
     // Keep reading, discarding: a client still sending must get to read the
     // 413 (a server that stops reading or resets leaves it blocked or seeing
-    // ECONNRESET). The server closes the connection after the answer, and
-    // requestTimeout bounds a client that never stops.
+    // ECONNRESET). The server closes the connection after the answer, lingering
+    // (lingerOnClose), and requestTimeout bounds a client that never stops.
     r.done = true;
     r.parts = [];
     r.reject(tooLarge(r.max));
@@ -103,6 +104,32 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
     req.on('end', onEnd);
     req.on('close', onClose);
   });
+}
+
+/** How long a connection answered before its body arrived goes on reading what the client still sends. */
+export const LINGER_MS = 2000;
+
+/**
+ * A lingering close (nginx's lingering_close) for a connection answered before its body
+ * arrived (401, 413, 415…), which closes after the answer. node's own close destroys the
+ * socket as soon as the answer is written: with body bytes still arriving, the kernel then
+ * resets the connection, and a client still uploading saw EPIPE or ECONNRESET instead of
+ * the answer (most times for a 5 MB body from another process; the OpenAI SDKs retry that
+ * as a connection error, uploading it all again). Here the answer is followed by a FIN,
+ * what still arrives is read and dropped, and the socket goes when the client closes its
+ * side, or after LINGER_MS. Set once, on a connection that is closing anyway.
+ */
+export function lingerOnClose(socket: Socket): void {
+  socket.destroySoon = lingeringDestroySoon;
+}
+
+function lingeringDestroySoon(this: Socket): void {
+  if (this.writable) this.end();
+  if (this.destroyed) return;
+  const timer = setTimeout(() => this.destroy(), LINGER_MS);
+  timer.unref();
+  this.once('end', this.destroy); // the client closed its side: nothing more will arrive
+  this.once('close', () => clearTimeout(timer));
 }
 
 /** The declared Content-Length is over `maxBytes` (node's parser has checked it is digits). */

@@ -14,7 +14,7 @@ import type { AttemptAborted } from '../resilience/abort.js';
 import { asAnswer } from '../resilience/outcome.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import { Authenticator, presentedKey } from './auth.js';
-import { parseJsonBody, readBody } from './body.js';
+import { lingerOnClose, parseJsonBody, readBody } from './body.js';
 import { answerPreflight, CorsPolicy, exposeTo, isPreflight, originNotAllowed } from './cors.js';
 import { requestIdOf } from './request-id.js';
 import { originFormOf } from './request-target.js';
@@ -176,8 +176,13 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
     if (!(err instanceof GatewayError)) return failed(err, req, res);
     try {
       // Answered before the whole body arrived (401, 413, …): close rather than
-      // leave the client and the parser to agree on where the next request starts.
-      const extra: HeaderMap | undefined = req.complete ? undefined : CLOSE;
+      // leave the client and the parser to agree on where the next request starts,
+      // lingering so that a client still uploading reads the answer, not a reset.
+      let extra: HeaderMap | undefined;
+      if (!req.complete) {
+        extra = CLOSE;
+        lingerOnClose(req.socket);
+      }
       const headers = err instanceof MethodNotAllowed ? { ...extra, allow: err.allow } : extra;
       sendError(res, err, requestIdOf(req.headers), headers);
     } catch (e) {
