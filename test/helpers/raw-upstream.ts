@@ -116,6 +116,24 @@ export const answersCompletion =
     res.end(completionText(model, content, prompt, completion));
   };
 
+/**
+ * Answers with `usage` as these bytes (JSON text: a repeated key stays repeated), buffered
+ * or, when the request streams, as a content chunk, a finish and a usage chunk.
+ */
+export const answersWithUsage =
+  (usage: string, content = 'from the cache'): RawHandler =>
+  (res, hit) => {
+    if (hit.body.stream === true) {
+      sseHead(res);
+      res.write(chunk('m', { role: 'assistant', content }));
+      res.write(chunk('m', {}, 'stop'));
+      res.end(`data: {"id":"u","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":${usage}}\n\ndata: [DONE]\n\n`);
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(`{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":${JSON.stringify(content)}},"finish_reason":"stop"}],"usage":${usage}}`);
+  };
+
 /** Write the words of `text` as content chunks, one event each. */
 export async function writeWords(res: ServerResponse, model: string, words: string[], gapMs = 0): Promise<void> {
   for (const w of words) {

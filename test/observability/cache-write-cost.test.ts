@@ -8,11 +8,10 @@
  * of Anthropic) is priced alike.
  */
 import OpenAI from 'openai';
-import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TraceRecord } from '../../src/observability/events.js';
 import { startGateway, startChatOver, type TestGateway } from '../helpers/gateway.js';
-import { chunk, sseHead, startRawUpstream, type RawHit } from '../helpers/raw-upstream.js';
+import { answersWithUsage, startRawUpstream } from '../helpers/raw-upstream.js';
 import { startAnthropicServer } from '../servers/anthropic-server.js';
 
 // 100 uncached in at 3 $/M, 4,000 written at 3.75 $/M, 1,000 read at 0.3 $/M, 50 out at 15 $/M.
@@ -96,21 +95,9 @@ describe('Anthropic prompt caching through the gateway', () => {
 
 describe('an OpenAI-compatible upstream reporting cache writes (a LiteLLM proxy in front of Anthropic)', () => {
   const USAGE = '{"prompt_tokens":5100,"completion_tokens":50,"total_tokens":5150,"prompt_tokens_details":{"cached_tokens":1000},"cache_creation_input_tokens":4000}';
-  const answer = (res: ServerResponse, hit: RawHit): void => {
-    if (hit.body.stream === true) {
-      sseHead(res);
-      res.write(chunk('m', { role: 'assistant', content: 'cached' }));
-      res.write(chunk('m', {}, 'stop'));
-      res.end(`data: {"id":"u","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":${USAGE}}\n\ndata: [DONE]\n\n`);
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(`{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"cached"},"finish_reason":"stop"}],"usage":${USAGE}}`);
-  };
-
   for (const stream of [false, true]) {
     it(`${stream ? 'streamed' : 'buffered'}: the writes are priced at cacheWrite`, async () => {
-      const upstream = await startRawUpstream(answer);
+      const upstream = await startRawUpstream(answersWithUsage(USAGE));
       closers.push(() => upstream.close());
       const gw = await startChatOver(upstream.url, {}, { price: PRICE });
       closers.push(() => gw.close(0));

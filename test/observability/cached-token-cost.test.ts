@@ -4,11 +4,10 @@
  * that, over real sockets, buffered and streamed: the trace's cost is what the
  * provider bills, not every prompt token at the full input price.
  */
-import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TraceRecord } from '../../src/observability/events.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { chunk, sseHead, startRawUpstream, type RawHit } from '../helpers/raw-upstream.js';
+import { answersWithUsage, startRawUpstream } from '../helpers/raw-upstream.js';
 
 const USAGE = { prompt_tokens: 2000, completion_tokens: 100, total_tokens: 2100, prompt_tokens_details: { cached_tokens: 1500, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } };
 // 500 uncached at 3 $/M, 1,500 cached at 0.3 $/M, 100 out at 15 $/M
@@ -21,21 +20,8 @@ afterEach(async () => {
   closers = [];
 });
 
-/** Answers with `usage` as these bytes (JSON text: a repeated key stays repeated). */
-const answerWith = (usage: string) => (res: ServerResponse, hit: RawHit): void => {
-  if (hit.body.stream === true) {
-    sseHead(res);
-    res.write(chunk('m', { role: 'assistant', content: 'from the cache' }));
-    res.write(chunk('m', {}, 'stop'));
-    res.end(`data: {"id":"u","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":${usage}}\n\ndata: [DONE]\n\n`);
-    return;
-  }
-  res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(`{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"from the cache"},"finish_reason":"stop"}],"usage":${usage}}`);
-};
-
 async function setup(price: Record<string, number>, usage = JSON.stringify(USAGE)): Promise<{ gw: TestGateway; traces: TraceRecord[] }> {
-  const upstream = await startRawUpstream(answerWith(usage));
+  const upstream = await startRawUpstream(answersWithUsage(usage));
   closers.push(() => upstream.close());
   const gw = await startGateway({
     providers: [{ id: 'up', type: 'openai', baseUrl: upstream.url }],
