@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatRequest } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import { LEARNT_MS, RefusedParams } from './refused-params.js';
+import { LEARNT_MS, MAX_MODELS, RefusedParams } from './refused-params.js';
 
 const clockAt = (t: { now: number }) => ({ now: () => t.now, setTimer: () => ({ clear() {} }) }) as never;
 const req = (extra: Record<string, unknown>) => ({ model: 'x', messages: [{ role: 'user', content: 'hi' }], ...extra }) as ChatRequest;
@@ -50,5 +50,30 @@ describe('RefusedParams', () => {
     t.now += 1;
     expect(r.refusal(req({ temperature: 0.2 }), 'o3')).toBeUndefined();
     expect(r.empty).toBe(true);
+  });
+
+  it('a full table still learns: lapsed entries go first, else the model learnt longest ago', () => {
+    const t = { now: 0 };
+    const r = new RefusedParams(clockAt(t));
+    const temp = onlyDefault('temperature', '0.2', '1');
+    // A client pinning made-up names, each refused once, fills the table.
+    for (let i = 0; i < MAX_MODELS; i++) r.learn(temp, `junk-${i}`);
+    r.learn(temp, 'o3');
+    expect(r.refusal(req({ temperature: 0.2 }), 'o3')).toBeDefined();
+    expect(r.refusal(req({ temperature: 0.2 }), 'junk-0')).toBeUndefined(); // the oldest made room
+    expect(r.refusal(req({ temperature: 0.2 }), 'junk-1')).toBeDefined();
+    // Learning again makes a model the newest: junk-1 goes before it next time.
+    r.learn(temp, 'junk-1');
+    r.learn(temp, 'o4');
+    expect(r.refusal(req({ temperature: 0.2 }), 'junk-1')).toBeDefined();
+    expect(r.refusal(req({ temperature: 0.2 }), 'junk-2')).toBeUndefined();
+    // Once everything has lapsed, one new model clears the lot rather than one name.
+    t.now += LEARNT_MS + 1;
+    r.learn(temp, 'o5');
+    r.learn(temp, 'o6');
+    expect(r.refusal(req({ temperature: 0.2 }), 'o5')).toBeDefined();
+    expect(r.refusal(req({ temperature: 0.2 }), 'o3')).toBeUndefined();
+    r.learn(temp, 'o3');
+    expect(r.refusal(req({ temperature: 0.2 }), 'o5')).toBeDefined(); // not pushed out: room was made by the sweep
   });
 });

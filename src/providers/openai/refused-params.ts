@@ -16,7 +16,7 @@
  * with "Only the default (X) value is supported"); a value refusal that names no
  * default is not generalised. Learnt refusals lapse after LEARNT_MS, as a model
  * behind a name may change, and are bounded per adapter (model names of pinned
- * requests are the client's).
+ * requests are the client's): a full table makes room (makeRoom).
  */
 import type { Clock } from '../../core/clock.js';
 import type { ChatRequest } from '../../protocol/openai.js';
@@ -25,7 +25,7 @@ import { UpstreamError } from '../../resilience/upstream-error.js';
 /** How long a learnt refusal is applied before the model is asked again. */
 export const LEARNT_MS = 60 * 60 * 1000;
 /** Models with learnt refusals an adapter keeps at most. */
-const MAX_MODELS = 256;
+export const MAX_MODELS = 256;
 const PARAM = /^[a-z][a-z_]{0,63}$/;
 const ONLY_DEFAULT = /Only the default \(([^)]{1,40})\) value is supported/;
 /** The refused parameter whatever its value. */
@@ -65,12 +65,13 @@ export class RefusedParams {
       named = d;
       allowed = d === 'true' ? true : d === 'false' ? false : Number.isFinite(Number(d)) ? Number(d) : d;
     }
+    const now = this.clock.now();
     let learnt = this.byModel.get(model);
-    if (learnt === undefined) {
-      if (this.byModel.size >= MAX_MODELS) return;
-      this.byModel.set(model, (learnt = []));
-    }
-    const entry: Learnt = { param, allowed, named, message: err.message, code, at: this.clock.now() };
+    // Most recently learnt last: the Map's order is what a full table gives up first.
+    if (learnt !== undefined) this.byModel.delete(model);
+    else if (this.byModel.size >= MAX_MODELS) this.makeRoom(now);
+    this.byModel.set(model, (learnt ??= []));
+    const entry: Learnt = { param, allowed, named, message: err.message, code, at: now };
     const same = learnt.findIndex((l) => l.param === param);
     if (same === -1) learnt.push(entry);
     else learnt[same] = entry;
@@ -92,6 +93,21 @@ export class RefusedParams {
       return new UpstreamError({ category: 'invalid_request', message, providerCode: l.code, param: l.param, unsent: true });
     }
     return undefined;
+  }
+
+  /**
+   * A full table drops what has lapsed, else the model learnt longest ago. Refusing to learn
+   * when full, as it did, let a client pinning 256 made-up model names (each refused once)
+   * stop the gateway learning for good: lapsed entries went only when their model was asked
+   * again, and a junk name never is. What is dropped costs one round trip to learn again.
+   */
+  private makeRoom(now: number): void {
+    for (const [model, learnt] of this.byModel) {
+      const kept = learnt.filter((l) => now - l.at <= LEARNT_MS);
+      if (kept.length === 0) this.byModel.delete(model);
+      else if (kept.length !== learnt.length) this.byModel.set(model, kept);
+    }
+    if (this.byModel.size >= MAX_MODELS) this.byModel.delete(this.byModel.keys().next().value!);
   }
 
   private forget(model: string, l: Learnt): void {
