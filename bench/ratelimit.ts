@@ -32,7 +32,7 @@ import { systemClock, type Clock } from '../src/core/clock.js';
 import { GatewayError } from '../src/core/errors.js';
 import { createGateway, type ChatResponse } from '../src/core/gateway.js';
 import { EventBus } from '../src/observability/events.js';
-import { seededRandom } from '../src/providers/simulated/hash.js';
+import { seededRandom } from '../src/core/clock.js';
 import { VirtualClock } from '../test/helpers/virtual-clock.js';
 
 export interface BenchOptions {

@@ -16,7 +16,7 @@ import { parseConfig } from '../src/config/parse.js';
 import type { FaultRule } from '../src/config/types.js';
 import { startSwitchyard } from '../src/core/start.js';
 import { createSilentLogger } from '../src/observability/logger.js';
-import { seededRandom } from '../src/providers/simulated/hash.js';
+import { seededRandom } from '../src/core/clock.js';
 import { startFaultServer } from '../src/providers/simulated/http-server.js';
 
 export interface SoakReport {

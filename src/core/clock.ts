@@ -60,3 +60,18 @@ export const systemClock: Clock = {
 /** A source of randomness in [0, 1), injectable for deterministic tests. */
 export type Random = () => number;
 export const systemRandom: Random = Math.random;
+
+/**
+ * mulberry32: a small, fast PRNG; the same seed always yields the same sequence in [0, 1).
+ * For what must repeat: simulated embeddings, and tests' reproducible draws.
+ */
+export function seededRandom(seed: number): Random {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

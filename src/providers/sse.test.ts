@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../core/clock.js';
 import { UpstreamError } from '../resilience/upstream-error.js';
 import { MAX_EVENT_CHARS, NdjsonParser, SseParser, type SseEvent } from './sse.js';
-
-/** mulberry32, for reproducible random chunkings. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function sse(chunks: string[], end = true): { events: SseEvent[]; comments: number } {
   const p = new SseParser();
@@ -26,7 +15,7 @@ function chunkings(text: string): string[][] {
   const out: string[][] = [[text]];
   for (let i = 0; i <= text.length; i++) out.push([text.slice(0, i), text.slice(i)]);
   out.push([...text]);
-  const r = seeded(text.length);
+  const r = seededRandom(text.length);
   for (let k = 0; k < 50; k++) {
     const chunks: string[] = [];
     let i = 0;

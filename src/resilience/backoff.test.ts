@@ -1,19 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BackoffConfig } from '../config/types.js';
-import type { Random } from '../core/clock.js';
+import { seededRandom } from '../core/clock.js';
 import { backoffDelay } from './backoff.js';
-
-/** mulberry32: a small seeded PRNG, so the distribution checks are reproducible. */
-function seeded(seed: number): Random {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const CFG: BackoffConfig = { baseMs: 200, maxMs: 5000 };
 const ALMOST_ONE = 1 - Number.EPSILON;
@@ -37,7 +25,7 @@ describe('backoffDelay: full jitter in [0, min(maxMs, baseMs·2^attempt))', () =
   });
 
   it('is an integer number of milliseconds', () => {
-    const r = seeded(7);
+    const r = seededRandom(7);
     const all = Array.from({ length: 1000 }, (_, i) => backoffDelay(i % 8, CFG, r));
     expect(all.every(Number.isInteger)).toBe(true);
   });
@@ -48,7 +36,7 @@ describe('backoffDelay: full jitter in [0, min(maxMs, baseMs·2^attempt))', () =
   });
 
   it('is roughly uniform over [0, ceiling) with a seeded random', () => {
-    const r = seeded(20260101);
+    const r = seededRandom(20260101);
     const n = 20_000;
     const ceiling = 800; // attempt 2
     const buckets = new Array<number>(10).fill(0);
@@ -74,7 +62,7 @@ describe('backoffDelay: full jitter in [0, min(maxMs, baseMs·2^attempt))', () =
   });
 
   it('spreads a fleet: the same attempt from many clients does not collapse onto one delay', () => {
-    const r = seeded(99);
+    const r = seededRandom(99);
     const distinct = new Set(Array.from({ length: 200 }, () => backoffDelay(4, CFG, r)));
     expect(distinct.size).toBeGreaterThan(150);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/parse.js';
 import type { Capability } from '../config/types.js';
-import type { Random } from '../core/clock.js';
+import { seededRandom, type Random } from '../core/clock.js';
 import { GatewayError } from '../core/errors.js';
 import { Catalog } from './catalog.js';
 import { buildChain, type Candidate, type ChainScope } from './chain.js';
@@ -9,17 +9,6 @@ import { requiresLocal } from './privacy.js';
 import { SELECTORS } from './strategies/index.js';
 import { chatRequirements } from './requirements.js';
 
-/** mulberry32: a small seeded PRNG, so the statistical checks are reproducible. */
-function seeded(seed: number): Random {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const HALF: Random = () => 0.5;
 
 const ENV = { OA_KEY: 'sk-oa', AN_KEY: 'sk-an', GM_KEY: 'gm-key', TEAM_KEY: 'team', LOCAL_KEY: 'local' };
@@ -166,7 +155,7 @@ describe('buildChain: weighted order', () => {
 
   it('the first pick follows the weights (3:1) over many draws', () => {
     const n = 8000;
-    const counts = firstPicks('fast', n, seeded(1));
+    const counts = firstPicks('fast', n, seededRandom(1));
     // sd of the share ≈ 0.005: ±0.025 is five sd.
     expect(Math.abs(counts.get('oa/gpt-4o-mini')! / n - 0.75)).toBeLessThan(0.025);
     expect(Math.abs(counts.get('gm/gemini-2.5-flash')! / n - 0.25)).toBeLessThan(0.025);
@@ -174,14 +163,14 @@ describe('buildChain: weighted order', () => {
 
   it('the first pick follows the weights (1:2:7) in a pool of three', () => {
     const n = 10_000;
-    const counts = firstPicks('trio', n, seeded(2));
+    const counts = firstPicks('trio', n, seededRandom(2));
     expect(Math.abs(counts.get('sim/a')! / n - 0.1)).toBeLessThan(0.02);
     expect(Math.abs(counts.get('sim/b')! / n - 0.2)).toBeLessThan(0.02);
     expect(Math.abs(counts.get('sim/c')! / n - 0.7)).toBeLessThan(0.02);
   });
 
   it('every draw is a permutation of each pool, and the segments keep their order', () => {
-    const r = seeded(3);
+    const r = seededRandom(3);
     for (let i = 0; i < 500; i++) {
       const chain = buildChain(catalog, 'fast', PLAIN, r);
       expect(new Set(keys(chain.slice(0, 2)))).toEqual(new Set(['oa/gpt-4o-mini', 'gm/gemini-2.5-flash']));
@@ -202,7 +191,7 @@ describe('buildChain: weighted order', () => {
     // A deployment at another rank is another candidate (its label names the rank).
     const ranks = new Map<string, Set<string>>();
     for (let seed = 1; seed < 40; seed++) {
-      buildChain(catalog, 'trio', PLAIN, seeded(seed)).forEach((c) => ranks.set(c.deployment.key, (ranks.get(c.deployment.key) ?? new Set()).add(c.selection)));
+      buildChain(catalog, 'trio', PLAIN, seededRandom(seed)).forEach((c) => ranks.set(c.deployment.key, (ranks.get(c.deployment.key) ?? new Set()).add(c.selection)));
     }
     expect(ranks.get('sim/a')).toEqual(new Set(['weighted', 'weighted, rank 2', 'weighted, rank 3']));
   });
@@ -215,7 +204,7 @@ describe('buildChain: weighted order', () => {
   });
 
   it('the same random sequence gives the same chain', () => {
-    expect(keys(buildChain(catalog, 'trio', PLAIN, seeded(42)))).toEqual(keys(buildChain(catalog, 'trio', PLAIN, seeded(42))));
+    expect(keys(buildChain(catalog, 'trio', PLAIN, seededRandom(42)))).toEqual(keys(buildChain(catalog, 'trio', PLAIN, seededRandom(42))));
   });
 });
 
@@ -434,7 +423,7 @@ describe('buildChain: privacy', () => {
 describe('buildChain: purity', () => {
   it('does not change the catalog', () => {
     const before = JSON.stringify([...catalog.aliases.values()].map((r) => r.segments.map((s) => s.pool.map((d) => d.key))));
-    for (let i = 0; i < 20; i++) buildChain(catalog, 'trio', PLAIN, seeded(i));
+    for (let i = 0; i < 20; i++) buildChain(catalog, 'trio', PLAIN, seededRandom(i));
     buildChain(catalog, 'auto', scope(['vision'], 10, true), HALF);
     const after = JSON.stringify([...catalog.aliases.values()].map((r) => r.segments.map((s) => s.pool.map((d) => d.key))));
     expect(after).toBe(before);

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 import { startFaultServer } from '../../src/providers/simulated/http-server.js';
-import { seededRandom } from '../../src/providers/simulated/hash.js';
+import { seededRandom } from '../../src/core/clock.js';
 import { startGateway } from '../helpers/gateway.js';
 
 function resources(): Record<string, number> {

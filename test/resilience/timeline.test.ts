@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/parse.js';
 import { createGateway, type ChatResponse, type ChatStreamResponse } from '../../src/core/gateway.js';
 import { GatewayError } from '../../src/core/errors.js';
-import { seededRandom } from '../../src/providers/simulated/hash.js';
+import { seededRandom } from '../../src/core/clock.js';
 import { VirtualClock } from '../helpers/virtual-clock.js';
 
 type Fault = Record<string, unknown>;

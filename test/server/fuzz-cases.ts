@@ -5,21 +5,12 @@
  * (sent byte by byte over node:net).
  */
 import { Readable } from 'node:stream';
+import { seededRandom, type Random } from '../../src/core/clock.js';
 import { HANG_UP, type RawOptions, type RawPart } from './wire.js';
 
-export type Rng = () => number;
-
-/** mulberry32: small, fast, good enough to spread cases. */
-export function rngFor(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export type Rng = Random;
+/** The cases' draws: the same seed, the same cases (mulberry32). */
+export const rngFor: (seed: number) => Rng = seededRandom;
 
 export interface HttpCase {
   kind: 'http';

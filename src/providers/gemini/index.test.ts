@@ -11,7 +11,7 @@ import { UpstreamError } from '../../resilience/upstream-error.js';
 import { VirtualClock } from '../../../test/helpers/virtual-clock.js';
 import { startGeminiServer, type GeminiReply, type GeminiServer } from '../../../test/servers/gemini-server.js';
 import type { AttemptContext, ProviderAdapter } from '../types.js';
-import { seededRandom } from '../simulated/hash.js';
+import { seededRandom } from '../../core/clock.js';
 import { createGeminiAdapter, modelPath } from './index.js';
 import type { GenerateContentRequest } from './wire.js';
 import { expectOpenAINullFields } from '../../../test/helpers/openai-null-fields.js';

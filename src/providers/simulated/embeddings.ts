@@ -4,7 +4,8 @@
  * Honours `dimensions` and `encoding_format: base64` (the openai SDK's default).
  */
 import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../protocol/openai.js';
-import { fnv1a, seededRandom } from './hash.js';
+import { seededRandom } from '../../core/clock.js';
+import { fnv1a } from './hash.js';
 import { float32Base64 } from '../../protocol/embedding-base64.js';
 
 const DEFAULT_DIMENSIONS = 8;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FaultScript, type Plan } from './script.js';
-import { seededRandom } from './hash.js';
+import { seededRandom } from '../../core/clock.js';
 import type { FaultRule } from '../../config/types.js';
 import { VirtualClock } from '../../../test/helpers/virtual-clock.js';
 
