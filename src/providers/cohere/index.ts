@@ -26,6 +26,7 @@ const COHERE_EMBED_BATCH = 96;
 import { fixCohereError } from './errors.js';
 import { apiKeyHeader } from '../api-key-header.js';
 import { servingLegacyFunctions } from '../legacy-functions.js';
+import { firstToolCallOf, keepFirstToolCall, oneToolCallAsked } from '../first-tool-call.js';
 import { toolCallIdMaker } from '../tool-call-id.js';
 
 const SSE_ACCEPT = { accept: 'text/event-stream' };
@@ -53,13 +54,16 @@ export class CohereAdapter implements ProviderAdapter {
     const body = JSON.stringify(toCohereRequest(req, ctx.model, false));
     const res = await this.http.postWhole('/v2/chat', body, ctx.signal);
     const value = parseJsonBody(res.raw);
-    return { response: fromCohereResponse(value, ctx.model, this.created(), this.newToolId), headers: res.headers };
+    const response = fromCohereResponse(value, ctx.model, this.created(), this.newToolId);
+    // Cohere has no switch for parallel_tool_calls: false (see first-tool-call.ts).
+    return { response: oneToolCallAsked(req) ? keepFirstToolCall(response) : response, headers: res.headers };
   }
 
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
     const body = JSON.stringify(toCohereRequest(req, ctx.model, true));
     const res = await this.http.postOk('/v2/chat', body, ctx.signal, SSE_ACCEPT);
-    return new CohereChunkStream(res.headers, this.http.text(res, ctx.signal), ctx.model, this.created(), `chatcmpl-${ctx.requestId}`, this.newToolId);
+    const stream = new CohereChunkStream(res.headers, this.http.text(res, ctx.signal), ctx.model, this.created(), `chatcmpl-${ctx.requestId}`, this.newToolId);
+    return firstToolCallOf(req, stream);
   }
 
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {

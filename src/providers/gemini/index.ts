@@ -30,6 +30,7 @@ const GEMINI_EMBED_BATCH = 100;
 import type { BatchEmbedContentsResponse, GenerateContentResponse } from './wire.js';
 import { apiKeyHeader } from '../api-key-header.js';
 import { servingLegacyFunctions } from '../legacy-functions.js';
+import { firstToolCallOf, keepFirstToolCall, oneToolCallAsked } from '../first-tool-call.js';
 import { toolCallIdMaker } from '../tool-call-id.js';
 
 export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
@@ -80,20 +81,22 @@ export class GeminiAdapter implements ProviderAdapter {
       created: Math.floor(this.clock.now() / 1000),
       newToolId: this.newToolId,
     });
-    return { response, headers: res.headers };
+    // Gemini has no switch for parallel_tool_calls: false (see first-tool-call.ts).
+    return { response: oneToolCallAsked(req) ? keepFirstToolCall(response) : response, headers: res.headers };
   }
 
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
     const body = JSON.stringify(toGenerateContentRequest(req));
     const path = `${this.prefix}${modelPath(ctx.model)}:streamGenerateContent?alt=sse`;
     const res = await this.http.postOk(path, body, ctx.signal, SSE_ACCEPT);
-    return new GeminiChunkStream(res.headers, this.http.text(res, ctx.signal), {
+    const stream = new GeminiChunkStream(res.headers, this.http.text(res, ctx.signal), {
       model: ctx.model,
       requestId: ctx.requestId,
       clock: this.clock,
       newToolId: this.newToolId,
       choices: typeof req.n === 'number' && req.n > 1 ? req.n : 1,
     });
+    return firstToolCallOf(req, stream);
   }
 
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {

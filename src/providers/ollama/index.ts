@@ -23,6 +23,7 @@ import { fromOllamaEmbed, toOllamaEmbed } from './embeddings.js';
 import { fixOllamaError } from './errors.js';
 import { apiKeyHeader } from '../api-key-header.js';
 import { servingLegacyFunctions } from '../legacy-functions.js';
+import { firstToolCallOf, keepFirstToolCall, oneToolCallAsked } from '../first-tool-call.js';
 import { toolCallIdMaker } from '../tool-call-id.js';
 
 const NDJSON_ACCEPT = { accept: 'application/x-ndjson' };
@@ -50,23 +51,16 @@ export class OllamaAdapter implements ProviderAdapter {
     const body = JSON.stringify(toOllamaRequest(req, ctx.model, false));
     const res = await this.http.postWhole('/api/chat', body, ctx.signal);
     const value = parseJsonBody(res.raw);
-    return {
-      response: fromOllamaResponse(value, ctx.model, this.created(), `chatcmpl-${ctx.requestId}`, this.newToolId),
-      headers: res.headers,
-    };
+    const response = fromOllamaResponse(value, ctx.model, this.created(), `chatcmpl-${ctx.requestId}`, this.newToolId);
+    // Ollama has no switch for parallel_tool_calls: false (see first-tool-call.ts).
+    return { response: oneToolCallAsked(req) ? keepFirstToolCall(response) : response, headers: res.headers };
   }
 
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
     const body = JSON.stringify(toOllamaRequest(req, ctx.model, true));
     const res = await this.http.postOk('/api/chat', body, ctx.signal, NDJSON_ACCEPT);
-    return new OllamaChunkStream(
-      res.headers,
-      this.http.text(res, ctx.signal),
-      ctx.model,
-      this.created(),
-      `chatcmpl-${ctx.requestId}`,
-      this.newToolId,
-    );
+    const stream = new OllamaChunkStream(res.headers, this.http.text(res, ctx.signal), ctx.model, this.created(), `chatcmpl-${ctx.requestId}`, this.newToolId);
+    return firstToolCallOf(req, stream);
   }
 
   async embeddings(req: EmbeddingsRequest, ctx: AttemptContext): Promise<EmbeddingsResult> {
