@@ -81,6 +81,11 @@ describe('toChatCompletion (fixtures in Gemini wire format)', () => {
     expect(out.model).toBe('gemini-2.0-flash');
   });
 
+  it('a blocked prompt with n = 3 yields three choices, each empty and content_filter', () => {
+    const out = toChatCompletion(fixture('response-prompt-blocked.json'), { ...ctx(), choices: 3 });
+    expect(out.choices).toEqual([0, 1, 2].map((index) => ({ index, message: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: 'content_filter' })));
+  });
+
   it('a candidate blocked for safety has no content at all', () => {
     const out = toChatCompletion(fixture('response-candidate-safety.json'), ctx());
     expect(out.choices[0]).toMatchObject({ message: { role: 'assistant', content: '' }, finish_reason: 'content_filter' });

@@ -17,6 +17,8 @@ export interface ResponseContext {
   created: number;
   /** An id for each tool call (Gemini's function calls carry none). */
   newToolId: () => string;
+  /** The answers asked for (`n`, Gemini's candidateCount); 1 when unset. */
+  choices?: number;
 }
 
 function count(v: unknown): number {
@@ -92,14 +94,19 @@ export function toChatCompletion(res: GenerateContentResponse, ctx: ResponseCont
     });
   });
 
-  // A blocked prompt has no candidates at all; the client still gets a choice.
+  // A blocked prompt has no candidates at all; the client still gets each answer it asked for,
+  // as the stream ends each: with n > 1, one choice alone read as the others lost.
   if (choices.length === 0) {
-    choices.push({
-      index: 0,
-      message: { role: 'assistant', content: '', refusal: null },
-      logprobs: null,
-      finish_reason: res.promptFeedback?.blockReason ? 'content_filter' : 'stop',
-    });
+    const blocked = Boolean(res.promptFeedback?.blockReason);
+    const n = blocked ? (ctx.choices ?? 1) : 1;
+    for (let index = 0; index < n; index++) {
+      choices.push({
+        index,
+        message: { role: 'assistant', content: '', refusal: null },
+        logprobs: null,
+        finish_reason: blocked ? 'content_filter' : 'stop',
+      });
+    }
   }
 
   const completion: ChatCompletion = {

@@ -204,6 +204,15 @@ describe('legacy function calling (functions, function_call) through the gemini 
     ]);
     expect(t.upstream.requests.at(-1)!.body.generationConfig).toMatchObject({ candidateCount: 2 });
   });
+
+  it('a blocked prompt buffered with n = 2 answers both choices, as the stream does', async () => {
+    t.upstream.enqueue({ kind: 'raw', response: { promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 8, totalTokenCount: 8 } } });
+    const done = await t.client.chat.completions.create({ model: 'flash', messages, n: 2 });
+    expect(done.choices.map((c) => [c.index, c.message.content, c.finish_reason])).toEqual([
+      [0, '', 'content_filter'],
+      [1, '', 'content_filter'],
+    ]);
+  });
 });
 
 /** The weather conversation's second turn: answered from the tool's result, which went to Gemini as a functionResponse after its call. */

@@ -255,6 +255,13 @@ describe('gemini adapter over loopback', () => {
     expect((await rejection(collect(failed))).category).toBe('server');
   });
 
+  it('a blocked prompt with n = 3, buffered: three choices, each empty and content_filter', async () => {
+    server.enqueue({ kind: 'raw', response: { promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 8, totalTokenCount: 8 }, modelVersion: 'gemini-2.5-flash' } });
+    const { response } = await adapter.chat(chat([{ role: 'user', content: 'x' }], { n: 3 }), ctx());
+    expect(response.choices).toEqual([0, 1, 2].map((index) => ({ index, message: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: 'content_filter' })));
+    expect(server.requests[0]!.body.generationConfig).toEqual({ candidateCount: 3 });
+  });
+
   it('a buffered call whose socket is cut is a network error', async () => {
     server.enqueue({ kind: 'cut', text: [] });
     expect((await rejection(adapter.chat(chat([{ role: 'user', content: 'x' }]), ctx()))).category).toBe('network');

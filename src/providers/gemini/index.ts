@@ -80,6 +80,7 @@ export class GeminiAdapter implements ProviderAdapter {
       requestId: ctx.requestId,
       created: Math.floor(this.clock.now() / 1000),
       newToolId: this.newToolId,
+      choices: answersAsked(req),
     });
     // Gemini has no switch for parallel_tool_calls: false (see first-tool-call.ts).
     return { response: oneToolCallAsked(req) ? keepFirstToolCall(response) : response, headers: res.headers };
@@ -94,7 +95,7 @@ export class GeminiAdapter implements ProviderAdapter {
       requestId: ctx.requestId,
       clock: this.clock,
       newToolId: this.newToolId,
-      choices: typeof req.n === 'number' && req.n > 1 ? req.n : 1,
+      choices: answersAsked(req),
     });
     return firstToolCallOf(req, stream);
   }
@@ -113,6 +114,11 @@ export class GeminiAdapter implements ProviderAdapter {
   close(): Promise<void> {
     return this.http.close();
   }
+}
+
+/** The answers asked for: `n`, which goes to Gemini as candidateCount; 1 when unset. */
+function answersAsked(req: ChatRequest): number {
+  return typeof req.n === 'number' && req.n > 1 ? req.n : 1;
 }
 
 /** A 2xx body that must be a JSON object; anything else is the upstream's fault. */
