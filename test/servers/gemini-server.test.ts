@@ -145,6 +145,21 @@ describe('gemini loopback server, driven by @google/genai', () => {
     expect(texts).toEqual(['partial ', 'answer']);
   });
 
+  it('ends candidates without content the way the SDK reads them (a MALFORMED_FUNCTION_CALL), buffered and streamed', async () => {
+    server.enqueue({ kind: 'no_content', finishReason: 'MALFORMED_FUNCTION_CALL' }, { kind: 'no_content', finishReason: 'MALFORMED_FUNCTION_CALL' });
+    const res = await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'hi', config: { candidateCount: 2 } });
+    expect(res.candidates?.map((c) => [c.index, c.finishReason, c.content])).toEqual([
+      [0, 'MALFORMED_FUNCTION_CALL', undefined],
+      [1, 'MALFORMED_FUNCTION_CALL', undefined],
+    ]);
+    expect(res.usageMetadata?.candidatesTokenCount).toBeUndefined();
+    const finishes: (string | undefined)[] = [];
+    for await (const chunk of await ai.models.generateContentStream({ model: 'gemini-2.5-flash', contents: 'hi' })) {
+      finishes.push(chunk.candidates?.[0]?.finishReason);
+    }
+    expect(finishes).toEqual(['MALFORMED_FUNCTION_CALL']);
+  });
+
   it('rejects what the real API rejects: unknown schema keys and a bad role', async () => {
     // The SDK strips additionalProperties itself, so send the raw request an adapter might.
     const res = await fetch(`${server.url}/v1beta/models/gemini-2.5-flash:generateContent`, {

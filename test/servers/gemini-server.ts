@@ -43,6 +43,12 @@ export type GeminiReply =
   | { kind: 'text'; text: string | string[]; finishReason?: string; usage?: ScriptedUsage; modelVersion?: string }
   /** Function calls, optionally after some text. Gemini says STOP for these. */
   | { kind: 'function_call'; calls: ScriptedCall[]; text?: string | string[]; usage?: ScriptedUsage; modelVersion?: string }
+  /**
+   * Candidates that end with `finishReason` and no `content` at all, as Gemini ends one whose
+   * function call it could not parse (MALFORMED_FUNCTION_CALL); usage counts the prompt only.
+   * Streamed: that one event.
+   */
+  | { kind: 'no_content'; finishReason: string }
   /** A non-2xx answer; `body` defaults to Google's error body for the status. */
   | { kind: 'error'; status: number; body?: unknown; headers?: Record<string, string> }
   /** Streams the text events without a finishReason, then destroys the socket; buffered: destroys it at once. */
@@ -225,6 +231,11 @@ function fullUsage(prompt: number, output: string, scripted?: ScriptedUsage): Ob
   return usage;
 }
 
+/** Usage before any output: the prompt's tokens alone, as Gemini reports them mid-stream and for a candidate without content. */
+function promptUsage(prompt: number): Obj {
+  return { promptTokenCount: prompt, totalTokenCount: prompt, promptTokensDetails: [{ modality: 'TEXT', tokenCount: prompt }] };
+}
+
 function vectorFor(text: string, dims: number): number[] {
   let h = 2166136261;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619) >>> 0;
@@ -314,7 +325,7 @@ export async function startGeminiServer(opts: GeminiServerOptions = {}): Promise
     const n = isObj(body.generationConfig) && typeof body.generationConfig.candidateCount === 'number' ? body.generationConfig.candidateCount : 1;
     const texts = r.kind === 'text' || r.kind === 'cut' ? [r.text].flat() : r.kind === 'function_call' && r.text !== undefined ? [r.text].flat() : [];
     const calls = r.kind === 'function_call' ? r.calls : [];
-    const finishReason = r.kind === 'text' ? (r.finishReason ?? 'STOP') : 'STOP';
+    const finishReason = r.kind === 'text' ? (r.finishReason ?? 'STOP') : r.kind === 'no_content' ? r.finishReason : 'STOP';
     const scripted = r.kind === 'text' || r.kind === 'function_call' ? r.usage : undefined;
     const modelVersion = (r.kind === 'text' || r.kind === 'function_call' ? r.modelVersion : undefined) ?? model;
     const output = texts.join('') + calls.map((c) => c.name + JSON.stringify(c.args ?? {})).join('');
@@ -323,7 +334,8 @@ export async function startGeminiServer(opts: GeminiServerOptions = {}): Promise
       if (c.thoughtSignature) part.thoughtSignature = c.thoughtSignature;
       return part;
     });
-    return { r, n, texts, callParts, finishReason, prompt, usage: fullUsage(prompt, output, scripted), modelVersion, responseId: `resp-${++responseNo}` };
+    const usage = r.kind === 'no_content' ? promptUsage(prompt) : fullUsage(prompt, output, scripted);
+    return { r, n, texts, callParts, finishReason, prompt, usage, modelVersion, responseId: `resp-${++responseNo}` };
   };
 
   const generate = (res: ServerResponse, body: Obj, model: string, reply: GeminiReply | undefined): void => {
@@ -332,7 +344,7 @@ export async function startGeminiServer(opts: GeminiServerOptions = {}): Promise
     const text = s.texts.join('');
     const parts = [...(text ? [{ text }] : []), ...s.callParts];
     const candidates = Array.from({ length: s.n }, (_, index) => ({
-      content: { parts, role: 'model' },
+      ...(s.r.kind === 'no_content' ? {} : { content: { parts, role: 'model' } }),
       finishReason: s.finishReason,
       index,
     }));
@@ -348,7 +360,7 @@ export async function startGeminiServer(opts: GeminiServerOptions = {}): Promise
     } else {
       const s = script(body, model, reply);
       cut = s.r.kind === 'cut';
-      const partial = { promptTokenCount: s.prompt, totalTokenCount: s.prompt, promptTokensDetails: [{ modality: 'TEXT', tokenCount: s.prompt }] };
+      const partial = promptUsage(s.prompt);
       const frame = (parts: unknown[], last: boolean): unknown => ({
         candidates: Array.from({ length: s.n }, (_, index) => ({
           content: { parts, role: 'model' },
@@ -360,7 +372,11 @@ export async function startGeminiServer(opts: GeminiServerOptions = {}): Promise
         responseId: s.responseId,
       });
       events = [];
-      const texts = s.texts.length > 0 || s.callParts.length > 0 ? s.texts : [''];
+      if (s.r.kind === 'no_content') {
+        const candidates = Array.from({ length: s.n }, (_, index) => ({ finishReason: s.finishReason, index }));
+        events.push({ candidates, usageMetadata: s.usage, modelVersion: s.modelVersion, responseId: s.responseId });
+      }
+      const texts = s.r.kind === 'no_content' ? [] : s.texts.length > 0 || s.callParts.length > 0 ? s.texts : [''];
       texts.forEach((t, i) => {
         const last = i === texts.length - 1 && s.callParts.length === 0;
         events.push(frame([{ text: t }], last));

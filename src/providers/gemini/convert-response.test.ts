@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { toChatCompletion, type ResponseContext } from './convert-response.js';
-import { mapFinishReason } from './map-finish-reason.js';
+import { endsWithoutAnswer, mapFinishReason } from './map-finish-reason.js';
 import type { GenerateContentResponse } from './wire.js';
 
 const fixture = (name: string): GenerateContentResponse =>
@@ -137,10 +137,43 @@ describe('mapFinishReason', () => {
     ['BLOCKLIST', false, 'content_filter'],
     ['PROHIBITED_CONTENT', false, 'content_filter'],
     ['SPII', false, 'content_filter'],
+    ['IMAGE_SAFETY', false, 'content_filter'],
+    ['IMAGE_PROHIBITED_CONTENT', false, 'content_filter'],
+    ['IMAGE_RECITATION', false, 'content_filter'],
+    ['CONTINUATION', false, 'length'],
     ['OTHER', false, 'stop'],
     ['MALFORMED_FUNCTION_CALL', false, 'stop'],
     [undefined, false, 'stop'],
   ] as const)('%s (tool calls: %s) → %s', (reason, tools, expected) => {
     expect(mapFinishReason(reason, tools)).toBe(expected);
+  });
+});
+
+describe('endsWithoutAnswer', () => {
+  // Gemini's FinishReason enum (@google/genai 2.32), plus MISSING_THOUGHT_SIGNATURE, newer than it.
+  it.each([
+    ['STOP', false],
+    ['MAX_TOKENS', false],
+    ['CONTINUATION', false],
+    ['SAFETY', false],
+    ['RECITATION', false],
+    ['BLOCKLIST', false],
+    ['PROHIBITED_CONTENT', false],
+    ['SPII', false],
+    ['IMAGE_SAFETY', false],
+    ['IMAGE_PROHIBITED_CONTENT', false],
+    ['IMAGE_RECITATION', false],
+    ['MALFORMED_FUNCTION_CALL', true],
+    ['UNEXPECTED_TOOL_CALL', true],
+    ['TOO_MANY_TOOL_CALLS', true],
+    ['OTHER', true],
+    ['LANGUAGE', true],
+    ['FINISH_REASON_UNSPECIFIED', true],
+    ['NO_IMAGE', true],
+    ['IMAGE_OTHER', true],
+    ['MISSING_THOUGHT_SIGNATURE', true],
+    [undefined, true],
+  ] as const)('%s → %s', (reason, expected) => {
+    expect(endsWithoutAnswer(reason)).toBe(expected);
   });
 });

@@ -255,6 +255,28 @@ describe('gemini adapter over loopback', () => {
     expect((await rejection(collect(failed))).category).toBe('server');
   });
 
+  it('candidates ended without content by a MALFORMED_FUNCTION_CALL are a server failure, buffered and before a stream commits', async () => {
+    // One reply queued per call: a failing expectation leaves none behind for the tests after it.
+    const malformed: GeminiReply = { kind: 'no_content', finishReason: 'MALFORMED_FUNCTION_CALL' };
+    const req = chat([{ role: 'user', content: 'x' }]);
+    server.enqueue(malformed);
+    expect(await rejection(adapter.chat(req, ctx()))).toMatchObject({ category: 'server', providerCode: 'MALFORMED_FUNCTION_CALL' });
+    server.enqueue(malformed);
+    expect(await rejection(adapter.chat({ ...req, n: 2 }, ctx()))).toMatchObject({ category: 'server' });
+    expect(server.requests[1]!.body.generationConfig).toEqual({ candidateCount: 2 });
+    server.enqueue(malformed);
+    const stream = await adapter.chatStream({ ...req, stream: true }, ctx());
+    const got: ChatCompletionChunk[] = [];
+    const err = await (async () => {
+      for await (const c of stream) got.push(c);
+    })().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ category: 'server', providerCode: 'MALFORMED_FUNCTION_CALL' });
+    expect(got.flatMap((c) => c.choices.filter((ch) => ch.finish_reason || ch.delta.content))).toEqual([]);
+  });
+
   it('a blocked prompt with n = 3, buffered: three choices, each empty and content_filter', async () => {
     server.enqueue({ kind: 'raw', response: { promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 8, totalTokenCount: 8 }, modelVersion: 'gemini-2.5-flash' } });
     const { response } = await adapter.chat(chat([{ role: 'user', content: 'x' }], { n: 3 }), ctx());

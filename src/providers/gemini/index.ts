@@ -22,6 +22,7 @@ import { toChatCompletion } from './convert-response.js';
 import { embeddingTexts, fromBatchEmbedResponse, toBatchEmbedRequest } from './embeddings.js';
 import { geminiErrorFromResponse, geminiStreamError } from './errors.js';
 import { GeminiChunkStream } from './stream.js';
+import { unanswered } from './no-answer.js';
 import { embedInBatches } from '../embedding-batches.js';
 import { inputTypeOf } from '../embedding-input-type.js';
 
@@ -75,6 +76,8 @@ export class GeminiAdapter implements ProviderAdapter {
     const body = JSON.stringify(toGenerateContentRequest(req));
     const res = await this.http.postWhole(`${this.prefix}${modelPath(ctx.model)}:generateContent`, body, ctx.signal);
     const parsed = answerOf(res.raw, this.clock.now());
+    const failed = unanswered(parsed);
+    if (failed) throw failed;
     const response = toChatCompletion(parsed, {
       model: ctx.model,
       requestId: ctx.requestId,

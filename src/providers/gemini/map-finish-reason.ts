@@ -1,14 +1,34 @@
 import type { FinishReason } from '../../protocol/openai.js';
 
 /** Gemini reasons that mean the provider withheld or cut the content for policy. */
-const FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY']);
+const FILTERED = new Set([
+  'SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII',
+  'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION',
+]);
+/** Reasons that mean the output limit was reached (CONTINUATION: the per-request one, with more to come). */
+const LIMITED = new Set(['MAX_TOKENS', 'CONTINUATION']);
 
 /**
  * Gemini `finishReason` → OpenAI `finish_reason`. Gemini says STOP even when the
- * turn ends in function calls, so the caller tells us whether it saw any.
+ * turn ends in function calls, so the caller tells us whether it saw any. The
+ * reasons that mean the turn went wrong (MALFORMED_FUNCTION_CALL, OTHER, …) end
+ * an answer that has content as `stop`: the client keeps what it got.
  */
 export function mapFinishReason(reason: string | undefined, hasToolCalls: boolean): FinishReason {
-  if (reason === 'MAX_TOKENS') return 'length';
+  if (reason !== undefined && LIMITED.has(reason)) return 'length';
   if (reason !== undefined && FILTERED.has(reason)) return 'content_filter';
   return hasToolCalls ? 'tool_calls' : 'stop';
+}
+
+/**
+ * Whether a candidate that ended so, with neither text nor a function call, gave no answer.
+ * Only STOP, a limit and a policy reason are an answer even when empty (the client asked for
+ * that end, or set that limit, or the provider refused, which contentPolicyFallbacks handles).
+ * The rest — a function call Gemini could not parse or did not expect, too many calls,
+ * OTHER, LANGUAGE, FINISH_REASON_UNSPECIFIED (which proto3 JSON leaves out, so `undefined`
+ * too), and any reason newer than this list — leave the client with nothing: the attempt
+ * failed, and another candidate may answer.
+ */
+export function endsWithoutAnswer(reason: string | undefined): boolean {
+  return reason === undefined || !(reason === 'STOP' || LIMITED.has(reason) || FILTERED.has(reason));
 }

@@ -15,10 +15,10 @@ async function* pieces(text: string, size = 7): AsyncGenerator<string> {
   for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
 }
 
-function stream(text: string, size?: number): GeminiChunkStream {
+function stream(text: string, size?: number, choices?: number): GeminiChunkStream {
   let n = 0;
   const newToolId = () => `call_${n++}`; // numbered here so expectations can name them; the adapter's are random
-  return new GeminiChunkStream({}, pieces(text, size), { model: 'asked', requestId: 'req-9', clock: new VirtualClock(1_700_000_000_500), newToolId });
+  return new GeminiChunkStream({}, pieces(text, size), { model: 'asked', requestId: 'req-9', clock: new VirtualClock(1_700_000_000_500), newToolId, choices });
 }
 
 async function collect(s: GeminiChunkStream): Promise<{ chunks: ChatCompletionChunk[]; error?: unknown }> {
@@ -157,5 +157,62 @@ describe('GeminiChunkStream (fixtures in Gemini wire format)', () => {
       [0, 'stop'],
       [1, 'length'],
     ]);
+  });
+
+  describe('a candidate that ends empty for a reason that is no answer', () => {
+    const frame = (index: number, text: string | undefined, finishReason?: string) => ({
+      candidates: [{ index, ...(text !== undefined ? { content: { role: 'model', parts: [{ text }] } } : {}), ...(finishReason ? { finishReason } : {}) }],
+    });
+    /** The finishes the client would read, by choice. */
+    const finishes = (chunks: ChatCompletionChunk[]) => chunks.flatMap((c) => c.choices.filter((ch) => ch.finish_reason).map((ch) => [ch.index, ch.finish_reason]));
+    const usage = { usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 } };
+
+    it.each(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL', 'TOO_MANY_TOOL_CALLS', 'OTHER', 'LANGUAGE', 'FINISH_REASON_UNSPECIFIED'])(
+      '%s before any content: server error, nothing yielded before it (a finish is the commit point)',
+      async (reason) => {
+        const { chunks, error } = await collect(stream(sse([{ ...frame(0, undefined, reason), ...usage }])));
+        expect(error).toBeInstanceOf(UpstreamError);
+        expect(error).toMatchObject({ category: 'server', providerCode: reason });
+        expect(chunks).toEqual([]);
+      },
+    );
+
+    it('after its first token the text stays and the reason ends it as stop', async () => {
+      const { chunks, error } = await collect(stream(sse([frame(0, 'Let me check'), frame(0, undefined, 'MALFORMED_FUNCTION_CALL')])));
+      expect(error).toBeUndefined();
+      expect(chunks.map((c) => c.choices[0]?.delta.content).join('')).toBe('Let me check');
+      expect(finishes(chunks)).toEqual([[0, 'stop']]);
+      // Before it, the same end fails the stream: the case above and this one differ in the text alone.
+      expect((await collect(stream(sse([frame(0, undefined, 'MALFORMED_FUNCTION_CALL')])))).error).toMatchObject({ category: 'server' });
+    });
+
+    it('with n = 2, fails only when both end so; at the second end, not the body\'s', async () => {
+      const both = await collect(stream(sse([frame(0, undefined, 'MALFORMED_FUNCTION_CALL'), frame(1, undefined, 'OTHER'), frame(0, 'late')]), undefined, 2));
+      expect(both.error).toMatchObject({ category: 'server', providerCode: 'MALFORMED_FUNCTION_CALL' });
+      expect(finishes(both.chunks)).toEqual([]);
+      // Fewer candidates than asked for, each ended so: the failure comes at the body's end.
+      const one = await collect(stream(sse([frame(0, undefined, 'OTHER')]), undefined, 2));
+      expect(one.error).toMatchObject({ category: 'server', providerCode: 'OTHER' });
+    });
+
+    it('with n = 2, one answer keeps both choices: the empty one\'s held finish follows as stop', async () => {
+      const { chunks, error } = await collect(stream(sse([frame(0, undefined, 'MALFORMED_FUNCTION_CALL'), frame(1, 'B'), frame(1, '!', 'STOP')]), undefined, 2));
+      expect(error).toBeUndefined();
+      expect(chunks.map((c) => [c.choices[0]?.index, c.choices[0]?.delta.content, c.choices[0]?.finish_reason])).toEqual([
+        [0, '', null],
+        [1, '', null],
+        [1, 'B', null],
+        [0, undefined, 'stop'],
+        [1, '!', null],
+        [1, undefined, 'stop'],
+      ]);
+      // An empty end that is an answer (STOP) settles it too.
+      const stopped = await collect(stream(sse([frame(0, undefined, 'MALFORMED_FUNCTION_CALL'), frame(1, undefined, 'STOP')]), undefined, 2));
+      expect(stopped.error).toBeUndefined();
+      expect(finishes(stopped.chunks)).toEqual([
+        [0, 'stop'],
+        [1, 'stop'],
+      ]);
+    });
   });
 });

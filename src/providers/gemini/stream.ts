@@ -9,6 +9,11 @@
  * usageMetadata. The stream counts as finished only when every candidate seen
  * got a finishReason (or the prompt was blocked); a body that just stops is a
  * cut and throws `network`, so the executor can resume or fail over.
+ * A candidate that ends empty for a reason that is no answer (MALFORMED_FUNCTION_CALL,
+ * OTHER…: map-finish-reason.ts) has its finish held back, as a finish chunk is the
+ * executor's commit point: when every candidate ends so, the stream throws `server`
+ * before anything reached the client, and the request fails over; once any candidate
+ * answers, or ends as an answer, the held finishes follow as `stop`.
  * As OpenAI's, every chunk has `system_fingerprint` and each choice `logprobs`
  * (null here: Gemini sends neither), and the role chunk `refusal: null`.
  */
@@ -18,7 +23,8 @@ import type { ChatCompletionChunk, ChunkChoice, ToolCallDelta } from '../../prot
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { completionId, partsOf, textOf, toolCallOf, toUsage } from './convert-response.js';
 import { geminiStreamError } from './errors.js';
-import { mapFinishReason } from './map-finish-reason.js';
+import { endsWithoutAnswer, mapFinishReason } from './map-finish-reason.js';
+import { noAnswerError } from './no-answer.js';
 import type { Clock } from '../../core/clock.js';
 import type { GeminiUsageMetadata, GenerateContentResponse } from './wire.js';
 import { nativeChoice, nativeChunk, roleDelta } from '../native-chunk.js';
@@ -26,6 +32,14 @@ import { nativeChoice, nativeChunk, roleDelta } from '../native-chunk.js';
 interface CandidateState {
   toolCalls: number;
   finished: boolean;
+  /** It sent visible text or a function call. */
+  answered: boolean;
+}
+
+/** A candidate that ended empty for a reason that is no answer, its finish held back (see below). */
+interface Held {
+  index: number;
+  reason: string;
 }
 
 export interface GeminiStreamContext {
@@ -56,9 +70,20 @@ export class GeminiChunkStream implements ChunkStream {
     const created = Math.floor(this.ctx.clock.now() / 1000);
     let usage: GeminiUsageMetadata | undefined;
     let blocked = false;
+    /** Whether an answer came (content, or an end that is one): from then on nothing is held. */
+    let settled = false;
+    const held: Held[] = [];
+    const asked = this.ctx.choices ?? 1;
 
     const chunk = (choices: ChunkChoice[]): ChatCompletionChunk => nativeChunk(id!, created, model, choices);
     const choice = nativeChoice;
+
+    /** The held finishes, once an answer came; none is held after that. */
+    const settle = (out: ChatCompletionChunk[]): void => {
+      if (settled) return;
+      settled = true;
+      for (const h of held.splice(0)) out.push(chunk([choice(h.index, {}, mapFinishReason(h.reason, false))]));
+    };
 
     /** Chunks for one upstream event, in order. */
     const convert = (res: GenerateContentResponse): ChatCompletionChunk[] => {
@@ -74,7 +99,7 @@ export class GeminiChunkStream implements ChunkStream {
         const index = typeof c.index === 'number' ? c.index : pos;
         let state = candidates.get(index);
         if (!state) {
-          state = { toolCalls: 0, finished: false };
+          state = { toolCalls: 0, finished: false, answered: false };
           candidates.set(index, state);
           out.push(chunk([choice(index, roleDelta())]));
         }
@@ -91,8 +116,19 @@ export class GeminiChunkStream implements ChunkStream {
           calls.push({ index: state.toolCalls++, ...call });
         }
         if (calls.length > 0) out.push(chunk([choice(index, { tool_calls: calls })]));
+        if (text || calls.length > 0) {
+          state.answered = true;
+          settle(out);
+        }
         if (typeof c.finishReason === 'string' && c.finishReason) {
           state.finished = true;
+          if (!settled && !state.answered && endsWithoutAnswer(c.finishReason)) {
+            held.push({ index, reason: c.finishReason });
+            // Every answer asked for ended so: fail now, not at the body's end.
+            if (held.length >= asked) throw noAnswerError(held.map((h) => h.reason));
+            return;
+          }
+          settle(out);
           out.push(chunk([choice(index, {}, mapFinishReason(c.finishReason, state.toolCalls > 0))]));
         }
       });
@@ -136,6 +172,8 @@ export class GeminiChunkStream implements ChunkStream {
 
     const finished = blocked || (candidates.size > 0 && [...candidates.values()].every((s) => s.finished));
     if (!finished) throw new UpstreamError({ category: 'network', message: 'upstream stream ended before completion' });
+    // Fewer candidates came than were asked for, and each ended without an answer.
+    if (!settled && held.length > 0) throw noAnswerError(held.map((h) => h.reason));
     const u = toUsage(usage);
     if (u) yield { ...chunk([]), usage: u };
   }

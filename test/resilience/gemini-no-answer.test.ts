@@ -1,0 +1,99 @@
+/**
+ * A Gemini candidate that ends with no content for a reason that is no answer
+ * (MALFORMED_FUNCTION_CALL, OTHER…) is a failed attempt. Over real loopback sockets: the
+ * official `openai` client → the gateway → two loopback Gemini servers. Before the first
+ * token the request fails over to the next candidate, buffered or streamed, where it used
+ * to end as an empty `stop`; after it, the client keeps its text, ended `stop`.
+ */
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGeminiServer, type GeminiServer } from '../servers/gemini-server.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+
+let primary: GeminiServer;
+let secondary: GeminiServer;
+let gw: TestGateway;
+let client: OpenAI;
+
+beforeAll(async () => {
+  primary = await startGeminiServer();
+  secondary = await startGeminiServer();
+  gw = await startGateway({
+    resilience: { maxRetries: 0, backoff: { baseMs: 1, maxMs: 1 }, breaker: { failureThreshold: 100 } },
+    providers: [
+      { id: 'g1', type: 'gemini', baseUrl: primary.url, apiKey: '${GEMINI_KEY}' },
+      { id: 'g2', type: 'gemini', baseUrl: secondary.url, apiKey: '${GEMINI_KEY}' },
+    ],
+    models: [
+      { name: 'chat', deployments: [{ provider: 'g1', model: 'gemini-2.5-flash' }], fallbacks: ['backup'] },
+      { name: 'backup', deployments: [{ provider: 'g2', model: 'gemini-2.5-pro' }] },
+    ],
+  }, { env: { GEMINI_KEY: 'k' } });
+  client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'unused', maxRetries: 0 });
+});
+
+afterAll(async () => {
+  await gw.close();
+  await primary.close();
+  await secondary.close();
+});
+
+const messages = [{ role: 'user' as const, content: 'What is the weather in Paris?' }];
+
+describe('gemini candidates that end without an answer', () => {
+  it('buffered: fails over to the next candidate, the trace naming the reason', async () => {
+    primary.enqueue({ kind: 'no_content', finishReason: 'MALFORMED_FUNCTION_CALL' });
+    secondary.enqueue({ kind: 'text', text: 'Sunny, 24 degrees.' });
+    const { data, response } = await client.chat.completions.create({ model: 'chat', messages }).withResponse();
+    expect(response.headers.get('x-switchyard-deployment')).toBe('g2/gemini-2.5-pro');
+    expect(response.headers.get('x-switchyard-fallback')).toBe('true');
+    expect(data.choices[0]!.message.content).toBe('Sunny, 24 degrees.');
+    const trace = gw.observability.traces.get(response.headers.get('x-request-id')!)!;
+    expect(trace.attempts.map((a) => [a.provider, a.errorType])).toEqual([
+      ['g1', 'server'],
+      ['g2', null],
+    ]);
+    expect(trace.attempts[0]!.message).toContain('MALFORMED_FUNCTION_CALL');
+  });
+
+  it('streamed, before the first token: fails over, the client sees only the answer', async () => {
+    primary.enqueue({ kind: 'no_content', finishReason: 'OTHER' });
+    secondary.enqueue({ kind: 'text', text: ['Sunny, ', '24 degrees.'] });
+    const { data: stream, response } = await client.chat.completions.create({ model: 'chat', messages, stream: true }).withResponse();
+    let text = '';
+    const finishes: (string | null)[] = [];
+    for await (const c of stream) {
+      text += c.choices[0]?.delta.content ?? '';
+      if (c.choices[0]?.finish_reason) finishes.push(c.choices[0].finish_reason);
+    }
+    expect(response.headers.get('x-switchyard-deployment')).toBe('g2/gemini-2.5-pro');
+    expect(text).toBe('Sunny, 24 degrees.');
+    expect(finishes).toEqual(['stop']);
+  });
+
+  it('with n = 2, fails over only when both candidates end so; one answer keeps the response', async () => {
+    primary.enqueue({ kind: 'no_content', finishReason: 'UNEXPECTED_TOOL_CALL' });
+    secondary.enqueue({ kind: 'text', text: 'Sunny.' });
+    const failedOver = await client.chat.completions.create({ model: 'chat', messages, n: 2 }).withResponse();
+    expect(failedOver.response.headers.get('x-switchyard-deployment')).toBe('g2/gemini-2.5-pro');
+    expect(failedOver.data.choices.map((c) => c.message.content)).toEqual(['Sunny.', 'Sunny.']);
+
+    primary.enqueue({
+      kind: 'raw',
+      response: {
+        candidates: [
+          { finishReason: 'MALFORMED_FUNCTION_CALL', index: 0 },
+          { content: { role: 'model', parts: [{ text: 'Sunny.' }] }, finishReason: 'STOP', index: 1 },
+        ],
+        usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 2, totalTokenCount: 11 },
+        modelVersion: 'gemini-2.5-flash',
+      },
+    });
+    const kept = await client.chat.completions.create({ model: 'chat', messages, n: 2 }).withResponse();
+    expect(kept.response.headers.get('x-switchyard-deployment')).toBe('g1/gemini-2.5-flash');
+    expect(kept.data.choices.map((c) => [c.index, c.message.content, c.finish_reason])).toEqual([
+      [0, '', 'stop'],
+      [1, 'Sunny.', 'stop'],
+    ]);
+  });
+});
