@@ -1,12 +1,13 @@
 /**
- * `switchyard serve [--config FILE] [--port N] [--host H]` and
- * `switchyard check --config FILE`, parsed with node:util's parseArgs.
+ * `switchyard serve [--config FILE] [--port N] [--host H]`,
+ * `switchyard check --config FILE` and `switchyard --version`, parsed with
+ * node:util's parseArgs.
  */
 import { parseArgs } from 'node:util';
 import { isListenHost, LISTEN_HOST_REASON } from '../config/loopback.js';
 
 export interface CliArgs {
-  command: 'serve' | 'check' | 'help';
+  command: 'serve' | 'check' | 'help' | 'version';
   config?: string;
   port?: number;
   host?: string;
@@ -15,6 +16,7 @@ export interface CliArgs {
 export const USAGE = `Usage:
   switchyard serve [--config FILE] [--port N] [--host H]   run the gateway
   switchyard check [--config FILE]                         validate a config, print every problem
+  switchyard --version | -v | version                      print the version
 Config: --config, else $SWITCHYARD_CONFIG, else ./switchyard.yaml, else the bundled demo.`;
 
 const OPTIONS = {
@@ -22,12 +24,14 @@ const OPTIONS = {
   port: { type: 'string', short: 'p' },
   host: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
 } as const;
 
 export function parseCli(argv: string[]): CliArgs {
   const { values, positionals } = parseFlags(argv);
-  const command = values.help ? 'help' : (positionals[0] ?? 'serve');
-  if (command !== 'serve' && command !== 'check' && command !== 'help') throw new Error(`unknown command '${command}'\n${USAGE}`);
+  // A flag beats the command, as in most CLIs: `switchyard serve --version` prints the version.
+  const command = values.help ? 'help' : values.version ? 'version' : (positionals[0] ?? 'serve');
+  if (command !== 'serve' && command !== 'check' && command !== 'help' && command !== 'version') throw new Error(`unknown command '${command}'\n${USAGE}`);
   if (positionals.length > 1) throw new Error(`unexpected argument '${positionals[1]}'\n${USAGE}`);
   let port: number | undefined;
   if (values.port !== undefined) {

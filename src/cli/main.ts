@@ -10,6 +10,7 @@ import { createLogger, flushLogger } from '../observability/logger.js';
 import { parseCli, USAGE } from './args.js';
 import { tuneHeap } from './heap-tuning.js';
 import { watchParent } from './parent-watch.js';
+import { packageVersion } from './version.js';
 
 export async function main(argv: string[]): Promise<number> {
   let args;
@@ -21,6 +22,10 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (args.command === 'help') {
     console.log(USAGE);
+    return 0;
+  }
+  if (args.command === 'version') {
+    console.log(packageVersion());
     return 0;
   }
   let loaded;

@@ -176,7 +176,7 @@ models:
     for (const [argv, first] of [
       [['check', '--confg', 'x.yaml'], "unknown option '--confg'"],
       [['serve', '-x'], "unknown option '-x'"],
-      [['--version'], "unknown option '--version'"],
+      [['--verbose'], "unknown option '--verbose'"],
       [['check', '--config'], /^Option '-c, --config <value>' argument missing/],
     ] as const) {
       err.mockClear();

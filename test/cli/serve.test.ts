@@ -4,10 +4,11 @@
  * an in-flight stream and exiting 0 (SIGINT too), `--port`/`--host` over
  * `PORT`/`HOST` over the file, `--config` over `SWITCHYARD_CONFIG` over
  * `./switchyard.yaml`, and
- * which config file the log says it used.
+ * which config file the log says it used. And `--version`, from the checkout and
+ * from an installed package.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
@@ -360,5 +361,32 @@ describe('switchyard serve (a real process)', () => {
     } finally {
       taken.server.close();
     }
+  });
+});
+
+describe('switchyard --version (a real process)', () => {
+  it('prints the checkout\'s version from any working directory, and exits 0', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const p = cli(['--version'], { cwd: dir });
+    expect((await p.exited).code).toBe(0);
+    expect(p.output).toEqual([version]);
+  });
+
+  it('installed, prints its own package\'s version, not the one of the directory it runs in', async () => {
+    // node_modules/switchyard as npm installs it (package.json's `files`), its dependencies beside it.
+    const pkg = join(mkdtempSync(join(dir, 'installed-')), 'node_modules', 'switchyard');
+    mkdirSync(pkg, { recursive: true });
+    for (const part of ['bin', 'dist']) cpSync(join(ROOT, part), join(pkg, part), { recursive: true });
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ ...manifest, version: '9.8.7-installed' }));
+    symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'));
+    const child = spawn(process.execPath, [join(pkg, 'bin/switchyard.js'), '-v'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    running.push(child);
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(out).toBe('9.8.7-installed\n');
+    expect(code).toBe(0);
   });
 });
