@@ -80,8 +80,25 @@ models:
   it('never quotes the source of a JSON syntax error, however long (it may hold a secret)', () => {
     write('cut.json', '{"providers": [{"id": "a", "type": "openai", "apiKey": "sk-live-SECRET123"},]}');
     write('short.json', '{"a": ["SECRET",]}');
-    expect(problemsOf(() => loadConfig({ path: 'cut.json', env: {}, cwd: dir }))).toEqual(["cut.json: invalid JSON: Unexpected token ']'"]);
-    expect(problemsOf(() => loadConfig({ path: 'short.json', env: {}, cwd: dir }))).toEqual(["short.json: invalid JSON: Unexpected token ']'"]);
+    expect(problemsOf(() => loadConfig({ path: 'cut.json', env: {}, cwd: dir }))).toEqual(["cut.json:1:77: invalid JSON: Unexpected token ']'"]);
+    expect(problemsOf(() => loadConfig({ path: 'short.json', env: {}, cwd: dir }))).toEqual(["short.json:1:17: invalid JSON: Unexpected token ']'"]);
+  });
+
+  // V8 names no position for these, and the YAML parser, which takes a trailing comma and `tru`, none either.
+  it('says where a JSON syntax error is that V8 does not place, still without the source', () => {
+    const cases: Array<[string, string, string]> = [
+      ['comma.json', '{\n  "providers": [\n    { "id": "a", "type": "openai", "apiKey": "sk-live-SECRET123" },\n  ]\n}\n', "comma.json:4:3: invalid JSON: Unexpected token ']'"],
+      ['literal.json', '{\n  "server": {\n    "tls": tru\n  },\n  "apiKey": "sk-live-SECRET123"\n}\n', "literal.json:3:15: invalid JSON: Unexpected token '\\n'"],
+      ['cut-short.json', '{\n  "providers": [\n    ', 'cut-short.json:3:5: invalid JSON: Unexpected end of JSON input'],
+      ['tab.json', '{"apiKey": "sk-live-SECRET123", "on": tr\t}', "tab.json:1:41: invalid JSON: Unexpected token '\\t'"],
+      ['crlf.json', '{\r\n  "a": ["sk-live-SECRET123",\r\n  ]}', "crlf.json:3:3: invalid JSON: Unexpected token ']'"],
+    ];
+    for (const [name, text, problem] of cases) {
+      write(name, text);
+      const problems = problemsOf(() => loadConfig({ path: name, env: {}, cwd: dir }));
+      expect(problems).toEqual([problem]);
+      expect(problems.join('\n')).not.toMatch(/SECRET|sk-live/);
+    }
   });
 
   it('reports a YAML error with file and line, without quoting the source', () => {

@@ -9,6 +9,7 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDocument, type YAMLError } from 'yaml';
 import { ConfigError } from './errors.js';
+import { jsonErrorOffset } from './json-error-offset.js';
 import { MAX_DEPTH, type Env } from './interpolate.js';
 import type { CliOverrides } from './overrides.js';
 import { parseConfig } from './parse.js';
@@ -133,8 +134,10 @@ function parseJson(text: string, name: string): unknown {
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     const at = /at position (\d+)/.exec(message);
-    // V8 does not always say where; the YAML parser (a JSON superset) usually can.
-    const pos = at ? lineCol(text, Number(at[1])) : parseDocument(text).errors[0]?.linePos?.[0];
+    // V8 does not always say where (a trailing comma before `]`, a misspelt literal, an end
+    // that comes too soon); nor could the YAML parser, which takes a trailing comma and `tru`.
+    const offset = at ? Number(at[1]) : jsonErrorOffset(text);
+    const pos = offset === undefined ? undefined : lineCol(text, offset);
     throw new ConfigError([located(name, pos, `invalid JSON: ${cleanJsonMessage(message)}`)]);
   }
   // JSON.parse keeps the last of two equal keys without a word, so `"port": 1, "port": 2`
@@ -179,8 +182,13 @@ function cleanJsonMessage(message: string): string {
     // one: that excerpt may hold a secret, as yaml's may.
     .replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '')
     .replace(/ in JSON at position \d+.*$/s, '')
-    .replace(/ \(line \d+ column \d+\)$/, '');
+    .replace(/ \(line \d+ column \d+\)$/, '')
+    // The one character V8 names (`Unexpected token '\n'` after `tru`) must not break the
+    // problem's line: `check` prints one problem a line.
+    .replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, (c) => CONTROL_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
+
+const CONTROL_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 function lineCol(text: string, offset: number): { line: number; col: number } {
   const before = text.slice(0, offset);
