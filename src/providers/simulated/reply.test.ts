@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { simulateReply, splitPieces, toCompletion, type SimChoice } from './reply.js';
+import { replyText, simulateReply, splitPieces, toCompletion, type SimChoice } from './reply.js';
 import { simulateEmbeddings, unitVector } from './embeddings.js';
 import type { ChatMessage, ChatRequest, Usage } from '../../protocol/openai.js';
 
@@ -22,6 +22,11 @@ describe('simulateReply', () => {
     expect(r.finishReason).toBe('stop');
     // 31 chars of text → 8 tokens, plus 3 per message.
     expect(r.usage).toEqual({ prompt_tokens: 8 + 6, completion_tokens: r.pieces.length, total_tokens: 14 + r.pieces.length });
+  });
+
+  it('says "1 message", not "1 messages"', () => {
+    expect(replyText(who, 1)).toBe('Hello from sim/m1. This is a simulated reply to a conversation of 1 message.');
+    expect(replyText(who, 3, undefined, 0)).toBe('Hello from sim/m1. This is a simulated reply (choice 0) to a conversation of 3 messages.');
   });
 
   it('uses the configured template with {model} and {provider}', () => {
@@ -83,7 +88,7 @@ describe('simulateReply', () => {
     const two = simulateReply(req([user], { n: 2, stop: ')' }), who).choices.map((c) => c.pieces.join(''));
     expect(two).toEqual(['Hello from sim/m1. This is a simulated reply (choice 0', 'Hello from sim/m1. This is a simulated reply (choice 1']);
     // Only what is generated is searched: a prefill's own text never stops the rest.
-    expect(single(req([user, { role: 'assistant', content: 'Hello from sim/m1.' }], { stop: '.' }), who).pieces.join('')).toBe(' This is a simulated reply to a conversation of 1 messages');
+    expect(single(req([user, { role: 'assistant', content: 'Hello from sim/m1.' }], { stop: '.' }), who).pieces.join('')).toBe(' This is a simulated reply to a conversation of 1 message');
   });
 
   it('builds an OpenAI chat.completion', () => {
@@ -114,7 +119,7 @@ describe('simulateReply with n > 1', () => {
   it('answers n choices, each naming its index, the prompt counted once and every completion together', () => {
     const one = single(req([user]), who);
     const r = simulateReply(req([user], { n: 3 }), who);
-    expect(texts(r)).toEqual([0, 1, 2].map((i) => `Hello from sim/m1. This is a simulated reply (choice ${i}) to a conversation of 1 messages.`));
+    expect(texts(r)).toEqual([0, 1, 2].map((i) => `Hello from sim/m1. This is a simulated reply (choice ${i}) to a conversation of 1 message.`));
     expect(r.choices.map((c) => c.finishReason)).toEqual(['stop', 'stop', 'stop']);
     const completion = r.choices.reduce((n, c) => n + c.pieces.length, 0);
     expect(r.usage).toEqual({ prompt_tokens: one.usage.prompt_tokens, completion_tokens: completion, total_tokens: one.usage.prompt_tokens + completion });

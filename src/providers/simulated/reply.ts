@@ -91,7 +91,8 @@ export function replyText(who: ReplyIdentity, messageCount: number, template?: s
     return template.replaceAll('{model}', who.model).replaceAll('{provider}', who.provider).replaceAll('{choice}', String(choice ?? 0));
   }
   const which = choice === undefined ? '' : ` (choice ${choice})`;
-  return `Hello from ${who.provider}/${who.model}. This is a simulated reply${which} to a conversation of ${messageCount} messages.`;
+  const messages = messageCount === 1 ? '1 message' : `${messageCount} messages`;
+  return `Hello from ${who.provider}/${who.model}. This is a simulated reply${which} to a conversation of ${messages}.`;
 }
 
 /** Words with their following whitespace; leading whitespace stays on the first piece. */
