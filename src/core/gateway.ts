@@ -14,7 +14,8 @@ import type {
   ModelList,
   Usage,
 } from '../protocol/openai.js';
-import { callChars, checkedUsage } from '../protocol/token-count.js';
+import { callTokens, checkedUsage } from '../protocol/token-count.js';
+import { textTokens } from '../protocol/text-weight.js';
 import { validateChatRequest, validateEmbeddingsRequest } from '../protocol/validate.js';
 import { embeddingInputCount } from '../protocol/embedding-inputs.js';
 import { ADAPTERS } from '../providers/registry.js';
@@ -104,20 +105,21 @@ function usageOf<U>(answer: { readonly usage?: U | null; readonly response: { us
 
 /**
  * Usage for an answer that reported none: the prompt as estimated before the call, the
- * completion from its text and tool calls at ~4 characters a token (stream-tally.ts does
- * the same for streams). Reads the whole answer: only for answers without usage.
+ * completion from its text and tool calls weighed as the prompt is (text-weight.ts: ~4
+ * ASCII characters a token, a CJK character or an emoji more than one; stream-tally.ts
+ * does the same for streams). Reads the whole answer: only for answers without usage.
  */
 function countedUsage(response: ChatCompletion, promptTokens: number): Usage {
-  let chars = 0;
+  let tokens = 0;
   for (const c of Array.isArray(response.choices) ? response.choices : []) {
     const m = c?.message;
-    if (typeof m?.content === 'string') chars += m.content.length;
-    for (const t of Array.isArray(m?.tool_calls) ? m.tool_calls : []) chars += callChars((t as { function?: unknown } | null)?.function);
+    if (typeof m?.content === 'string') tokens += textTokens(m.content);
+    for (const t of Array.isArray(m?.tool_calls) ? m.tool_calls : []) tokens += callTokens((t as { function?: unknown } | null)?.function);
     // A legacy function_call is generated as a tool call is.
-    chars += callChars(m?.function_call);
+    tokens += callTokens(m?.function_call);
   }
   const prompt = Math.max(0, promptTokens);
-  const completion = Math.ceil(chars / 4);
+  const completion = Math.ceil(tokens);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 

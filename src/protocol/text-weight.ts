@@ -6,7 +6,8 @@
  * call; none for ASCII, so English weighs its length / 4 exactly). How that
  * compares with real tokenizers: limits/estimate-tokens.ts. Routing's cheap
  * bound (routing/requirements.ts: pacing a request too small to count exactly)
- * and the estimate's own bound both use it. Not the context-window filter: a
+ * and the estimate's own bound both use it, and so does the count of an answer
+ * whose upstream reported no usage. Not the context-window filter: a
  * bound above the truth there skips deployments the request fits.
  */
 
@@ -19,4 +20,13 @@ export const DEFAULT_COMPLETION_TOKENS = 1024;
 /** What a string's non-ASCII text adds to its length / 4; 0 for ASCII, so sums of it stay exact. */
 export function extraTokens(text: string): number {
   return (Buffer.byteLength(text, 'utf8') - text.length) * EXTRA_BYTE_TOKENS;
+}
+
+/**
+ * A text's weight in tokens: its length / 4 and what its non-ASCII text adds. Unrounded
+ * (quarters and multiples of ¾, exact in a double), so pieces can be summed and the sum
+ * rounded up once.
+ */
+export function textTokens(text: string): number {
+  return text.length / 4 + extraTokens(text);
 }

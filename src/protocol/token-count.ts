@@ -6,6 +6,7 @@
  * `"0a"` (a string), `null` (NaN) or a negative cost.
  */
 import type { Usage } from './openai.js';
+import { textTokens } from './text-weight.js';
 
 /** `v` when it is a token count, else undefined. */
 export function tokenCount(v: unknown): number | undefined {
@@ -37,10 +38,17 @@ export function checkedUsage(reported: unknown, counted: () => Usage): Usage {
 
 /**
  * A tool or legacy function call's name and arguments, in characters, where they are strings:
- * generated text, counted as content is (~4 a token) when an upstream reports no usage.
+ * generated text, as content is (a broken stream's message says how much was sent).
  */
 export function callChars(f: unknown): number {
   if (f === null || typeof f !== 'object') return 0;
   const { name, arguments: args } = f as { name?: unknown; arguments?: unknown };
   return (typeof name === 'string' ? name.length : 0) + (typeof args === 'string' ? args.length : 0);
+}
+
+/** The same name and arguments weighed in tokens (textTokens, unrounded), counted as content is when an upstream reports no usage. */
+export function callTokens(f: unknown): number {
+  if (f === null || typeof f !== 'object') return 0;
+  const { name, arguments: args } = f as { name?: unknown; arguments?: unknown };
+  return (typeof name === 'string' ? textTokens(name) : 0) + (typeof args === 'string' ? textTokens(args) : 0);
 }

@@ -6,7 +6,8 @@
  * the check for a stop sequence split by the cut (stop-across-cut.ts).
  */
 import type { ChatCompletionChunk, ChunkChoice, ToolCallDelta, Usage } from '../protocol/openai.js';
-import { callChars, tokenCount } from '../protocol/token-count.js';
+import { textTokens } from '../protocol/text-weight.js';
+import { callChars, callTokens, tokenCount } from '../protocol/token-count.js';
 import { RAW_JSON, type WithRaw } from '../providers/types.js';
 import { HOLD, STOP, StopAcrossCut, longestStop } from './stop-across-cut.js';
 
@@ -18,6 +19,12 @@ export class StreamTally {
   deliveredChars = 0;
   /** Characters of content and tool calls (names, arguments) in the current attempt, whatever the choice. */
   attemptChars = 0;
+  /**
+   * The same text weighed in tokens (text-weight.ts), unrounded: the completion when the
+   * upstream reports no usage. Weighed as it passes, since whether usage comes is known only
+   * at the end and the text is not kept: one native byte count a piece (tens of ns).
+   */
+  private attemptTokens = 0;
   toolCalls = false;
   /** Every answer asked for has its finish_reason: the response is complete, whatever follows. */
   finished = false;
@@ -129,6 +136,7 @@ export class StreamTally {
         if (text) {
           content = true;
           this.attemptChars += piece.length;
+          this.attemptTokens += textTokens(piece);
           if (this.keepText && ch.index === 0) this.keep(piece);
         }
         // Upstream JSON, checked as such: `tool_calls: [null]` or an object in its place threw
@@ -138,7 +146,7 @@ export class StreamTally {
           this.toolCalls = true;
           // Generated tokens too: counted like content when the upstream reports no usage.
           for (const tc of d.tool_calls as unknown[]) {
-            if (tc !== null && typeof tc === 'object') this.attemptChars += callChars((tc as ToolCallDelta).function);
+            if (tc !== null && typeof tc === 'object') this.countCall((tc as ToolCallDelta).function);
           }
         } else if (!text) {
           // A legacy function_call, a tool call all the same (not resumed, its text counted). Its
@@ -147,7 +155,7 @@ export class StreamTally {
           if (fn !== null && typeof fn === 'object') {
             content = true;
             this.toolCalls = true;
-            this.attemptChars += callChars(fn);
+            this.countCall(fn);
           }
         }
         // A refusal is the answer too (as at the commit point): a continuation's was dropped unseen.
@@ -208,7 +216,7 @@ export class StreamTally {
     this.seam = undefined;
     if (verdict === STOP) {
       // Generated all the same: counted as an attempt's text is when its upstream reports no usage.
-      this.attemptChars += seam.held.length;
+      this.countHeld(seam.held);
       ch.delta = {};
       ch.finish_reason = 'stop';
       if (ch.logprobs != null) ch.logprobs = null;
@@ -276,14 +284,14 @@ export class StreamTally {
     // generated all the same, as at a stop. A continuation after it checks the seam afresh.
     const seam = this.seam;
     if (seam !== undefined) {
-      this.attemptChars += seam.held.length;
+      this.countHeld(seam.held);
       this.seam = undefined;
     }
     // A count the upstream reported is used when it is one; any other is counted here.
     const u = this.attemptUsage as Partial<Record<keyof Usage, unknown>> | undefined;
     const reportedPrompt = tokenCount(u?.prompt_tokens);
     const prompt = reportedPrompt ?? promptTokensEstimate + (this.continuation ? Math.ceil(this.deliveredChars / 4) : 0);
-    const completion = tokenCount(u?.completion_tokens) ?? Math.ceil(this.attemptChars / 4);
+    const completion = tokenCount(u?.completion_tokens) ?? Math.ceil(this.attemptTokens);
     this.totals.prompt_tokens += prompt;
     this.totals.completion_tokens += completion;
     this.totals.total_tokens += prompt + completion;
@@ -297,7 +305,20 @@ export class StreamTally {
     this.attemptsCounted++;
     this.attemptUsage = undefined;
     this.attemptChars = 0;
+    this.attemptTokens = 0;
     return prompt + completion;
+  }
+
+  /** A tool or legacy function call's name and arguments: generated text, counted as content is. */
+  private countCall(fn: unknown): void {
+    this.attemptChars += callChars(fn);
+    this.attemptTokens += callTokens(fn);
+  }
+
+  /** Text held at a stop's seam and never sent: generated all the same. */
+  private countHeld(held: string): void {
+    this.attemptChars += held.length;
+    this.attemptTokens += textTokens(held);
   }
 
   /**

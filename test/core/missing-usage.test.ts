@@ -224,3 +224,58 @@ describe('an anthropic answer without usage', () => {
     expect(usage).toEqual({ prompt_tokens: t.usage.promptTokens, completion_tokens: 10, total_tokens: t.usage.promptTokens + 10 });
   });
 });
+
+/**
+ * Text that is not English, without usage: counted as the prompt is weighed (text-weight.ts),
+ * not at 4 characters a token, which counted a CJK answer at a fraction of its tokens.
+ */
+describe('a non-ASCII answer without usage', () => {
+  // 10 CJK characters (3 UTF-8 bytes each), a space, 4 emoji (2 UTF-16 units, 4 bytes each): 19 units, 47 bytes.
+  const WORDS = ['東京の', '天気は', '晴れです', ' ', '🙂🙂', '🙂🙂'];
+  // 19 / 4 + (47 - 19) × 0.75 = 4.75 + 21 → 26 (at 4 characters a token: 5).
+  const WORDS_TOKENS = 26;
+  // 'get_weather' and '{"city":"東京"}': 24 units, 28 bytes; 24 / 4 + 4 × 0.75 = 9 (at 4 a token: 6).
+  const CALL = { name: 'get_weather', arguments: '{"city":"東京"}' };
+  const CALL_TOKENS = 9;
+
+  async function tracedGateway(handler: Parameters<typeof startRawUpstream>[0]): Promise<TraceRecord[]> {
+    upstream = await startRawUpstream(handler);
+    const traced: TraceRecord[] = [];
+    const bus = new EventBus();
+    bus.on('request', (t) => traced.push(t));
+    gw = await startChatOver(upstream.url, {}, { model: 'up-1' }, { bus });
+    return traced;
+  }
+
+  it('buffered: its text and its tool call weighed as the prompt is', async () => {
+    const messages = [{ role: 'assistant', content: WORDS.join('') }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: CALL }] }];
+    const traced = await tracedGateway((res, _hit, n) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'up-1', choices: [{ index: 0, message: messages[n - 1], finish_reason: 'stop' }] }));
+    });
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${gw!.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }) });
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    await expect.poll(() => traced.length).toBe(2);
+    expect(traced.map((t) => t.usage.completionTokens)).toEqual([WORDS_TOKENS, CALL_TOKENS]);
+  });
+
+  it('streamed: its pieces and its tool call weighed the same, for the trace and the client', async () => {
+    const ev = (delta: Record<string, unknown>, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'up-1', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const streams = [
+      [...WORDS.map((w) => ev({ content: w })), ev({}, 'stop')],
+      [ev({ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: CALL.name, arguments: '' } }] }), ev({ tool_calls: [{ index: 0, function: { arguments: CALL.arguments } }] }), ev({}, 'tool_calls')],
+    ];
+    const traced = await tracedGateway((res, _hit, n) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(streams[n - 1]!.join('') + 'data: [DONE]\n\n');
+    });
+    const usage = [usageChunk(await streamWithUsage(gw!)), usageChunk(await streamWithUsage(gw!))];
+    await expect.poll(() => traced.length).toBe(2);
+    expect(traced.map((t) => t.usage.completionTokens)).toEqual([WORDS_TOKENS, CALL_TOKENS]);
+    expect(usage).toMatchObject([{ completion_tokens: WORDS_TOKENS }, { completion_tokens: CALL_TOKENS }]);
+  });
+});
