@@ -1,7 +1,7 @@
 /**
  * Reading a request body: bounded by `maxBodyBytes` (413 as soon as the bound
- * is crossed, declared or not), uncompressed (415 otherwise, before reading),
- * strict UTF-8, parsed once.
+ * is crossed, declared or not), uncompressed, as content or in transfer (415
+ * otherwise, before reading), strict UTF-8, parsed once.
  */
 import { isAscii } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -91,6 +91,12 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
     const coding = nonIdentityCoding(encoding);
     if (coding !== undefined) return Promise.reject(unsupportedEncoding(coding));
   }
+  const transfer = req.headers['transfer-encoding'];
+  // Plain `chunked` (what every client sends) is one comparison; node has already decoded it.
+  if (transfer !== undefined && transfer !== 'chunked') {
+    const coding = compressingTransferCoding(transfer);
+    if (coding !== undefined) return Promise.reject(unsupportedTransfer(coding));
+  }
   if (declaredOver(req, maxBytes)) return Promise.reject(tooLarge(maxBytes));
   const owed = (req as Reading)[kContinue];
   if (owed !== undefined) {
@@ -151,6 +157,28 @@ function nonIdentityCoding(header: string): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * The first transfer coding other than `chunked` and `identity`: `Transfer-Encoding:
+ * gzip, chunked`. node's parser takes it (chunked is last, as RFC 9112 asks), undoes the
+ * chunking and hands over the still-compressed bytes, which were then read as JSON and
+ * refused as "not valid UTF-8" (or, for a coding that leaves text, parsed as if plain).
+ */
+function compressingTransferCoding(header: string): string | undefined {
+  for (const part of header.split(',')) {
+    const coding = part.trim().toLowerCase();
+    if (coding !== '' && coding !== 'chunked' && coding !== 'identity') return coding;
+  }
+  return undefined;
+}
+
+/**
+ * RFC 9112 §6.1 suggests 501 for a transfer coding the server does not implement, but
+ * the OpenAI SDKs retry every 5xx: they would upload the same refused body twice more.
+ * 415, as for a Content-Encoding, is final for them and says the same thing.
+ */
+const unsupportedTransfer = (coding: string) =>
+  new GatewayError(415, 'unsupported_media_type', `Transfer-Encoding '${coding.slice(0, 40)}' is not supported: the gateway takes uncompressed JSON request bodies (chunked alone is fine)`);
 
 const unsupportedEncoding = (coding: string) =>
   new GatewayError(415, 'unsupported_media_type', `Content-Encoding '${coding.slice(0, 40)}' is not supported: the gateway takes uncompressed JSON request bodies`);

@@ -2,7 +2,8 @@
  * A compressed request body over a real socket: 415 `unsupported_media_type`
  * naming the coding (it was a misleading 400 "not valid UTF-8"), answered from
  * the headers alone with the connection closed, counted as a refusal at the
- * door, no upstream call. `identity` is no encoding and is served.
+ * door, no upstream call. `identity` is no encoding and is served. The same for
+ * a compressing transfer coding before `chunked` (`Transfer-Encoding: gzip, chunked`).
  */
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,5 +72,42 @@ describe('a request body with a content-encoding', () => {
     expect(r.status).toBe(415);
     expect(r.headers.connection).toBe('close');
     expectError(415, JSON.parse(r.body.toString()), r.status, 'unsupported_media_type');
+  });
+});
+
+/** A raw request whose body is sent chunked under `transferEncoding`, as one chunk. */
+function chunkedRequest(transferEncoding: string, body: Buffer): Buffer {
+  const head = `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: ${transferEncoding}\r\nconnection: close\r\n\r\n`;
+  return Buffer.concat([Buffer.from(`${head}${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]);
+}
+
+describe('a request body with a transfer coding before chunked', () => {
+  it('is refused with 415 naming the coding, counted, never read as JSON nor sent upstream', async () => {
+    // node's parser undoes the chunking only: the bytes handed over are still gzip.
+    const cases: [string, Buffer][] = [
+      ['gzip, chunked', gzipSync(BODY)],
+      ['GZIP,chunked', gzipSync(BODY)],
+      ['deflate, chunked', deflateSync(BODY)],
+      // A coding the gateway does not know may leave bytes that happen to parse: not served either.
+      ['x-custom, chunked', Buffer.from(BODY)],
+    ];
+    const hits = upstream.hits.length;
+    const before = refused.length;
+    for (const [te, body] of cases) {
+      const r = await rawExchange(gw.port, [chunkedRequest(te, body)], { idleMs: 5000 });
+      expect(r.clientClosed, te).toBe(false);
+      expect(r.headers.connection).toBe('close');
+      const e = expectError(415, JSON.parse(r.body.toString()), r.status, 'unsupported_media_type');
+      expect(e.message).toBe(`Transfer-Encoding '${te.split(',')[0]!.trim().toLowerCase()}' is not supported: the gateway takes uncompressed JSON request bodies (chunked alone is fine)`);
+    }
+    expect(upstream.hits).toHaveLength(hits);
+    expect(refused.slice(before).map((e) => [e.status, e.errorCode])).toEqual(cases.map(() => [415, 'unsupported_media_type']));
+  });
+
+  it('chunked alone, in any case, with identity before it, is served', async () => {
+    for (const te of ['chunked', 'Chunked', 'identity, chunked']) {
+      const r = await rawExchange(gw.port, [chunkedRequest(te, Buffer.from(BODY))]);
+      expect(r.status, `${te}: ${r.head}`).toBe(200);
+    }
   });
 });
