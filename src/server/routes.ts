@@ -178,8 +178,11 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
       // Answered before the whole body arrived (401, 413, …): close rather than
       // leave the client and the parser to agree on where the next request starts,
       // lingering so that a client still uploading reads the answer, not a reset.
+      // A request without a body is not complete yet either while its handler runs
+      // (node marks it so after the 'request' event), but there is nothing to disagree
+      // on: its connection stays open, as for any other answer.
       let extra: HeaderMap | undefined;
-      if (!req.complete) {
+      if (!req.complete && hasBody(req)) {
         extra = CLOSE;
         lingerOnClose(req.socket);
       }
@@ -270,6 +273,12 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
 const whenClientLeaves = (res: RoutedResponse) => (abort: (reason?: AttemptAborted) => void) => {
   res[kAbort] = abort;
 };
+
+/** RFC 9112 §6.3: a request has a body only when it declares one, by Transfer-Encoding or a Content-Length above 0. */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) > 0);
+}
 
 function onlyGet(method: string): void {
   if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed('GET, HEAD');
