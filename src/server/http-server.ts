@@ -9,7 +9,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Gateway } from '../core/gateway.js';
 import { AttemptAborted, SHUTTING_DOWN } from '../resilience/abort.js';
 import { awaitContinue, ClientGoneError, declaredOver } from './body.js';
-import { onClientError } from './client-error.js';
+import { answerMissingHost, isMissingHost, onClientError, onConnect, onUnmetExpectation } from './client-error.js';
 import { requestIdOf } from './request-id.js';
 import { internalError, sendError } from './respond.js';
 import { createRoutes, kAbort, type RoutedResponse, type ServerHooks } from './routes.js';
@@ -93,10 +93,13 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
       headersTimeout,
       keepAliveTimeout: options.keepAliveTimeoutMs ?? SERVER_DEFAULTS.keepAliveTimeoutMs,
       connectionsCheckingInterval: options.timeoutCheckIntervalMs ?? Math.min(30_000, Math.max(10, Math.floor(headersTimeout / 2))),
+      // Checked in onRequest instead, to answer with the error JSON (client-error.ts).
+      requireHostHeader: false,
     },
     onRequest,
   );
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
+    if (isMissingHost(req)) return answerMissingHost(req, res);
     inFlight++;
     const socket = req.socket as TrackedSocket;
     if (socket[kCurrent] === undefined) socket[kCurrent] = res;
@@ -120,6 +123,9 @@ export function createSwitchyardServer(gateway: Gateway, hooks: ServerHooks = {}
   });
   // Malformed HTTP (bad request line, oversized headers, lying bodies, timeouts).
   server.on('clientError', onClientError);
+  // What node would answer by itself with no body (417) or a cut connection (CONNECT).
+  server.on('checkExpectation', onUnmetExpectation);
+  server.on('connect', onConnect);
   server.on('connection', (socket: TrackedSocket) => {
     sockets.add(socket);
     socket.once('close', onSocketClose);

@@ -101,8 +101,8 @@ export function sendError(res: ServerResponse, err: GatewayError, requestId?: st
 
 export const internalError = () => new GatewayError(500, 'internal_error', 'Internal gateway error');
 
-/** A complete raw HTTP/1.1 error response, for sockets the HTTP parser gave up on. */
-export function rawErrorResponse(status: number, reason: string, err: GatewayError): string {
+/** A complete raw HTTP/1.1 error response, for sockets the HTTP parser gave up on; `extraHeaders` as CRLF-ended lines. */
+export function rawErrorResponse(status: number, reason: string, err: GatewayError, extraHeaders = ''): string {
   const body = JSON.stringify(err.toBody());
-  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extraHeaders}connection: close\r\n\r\n${body}`;
 }
