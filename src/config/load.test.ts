@@ -88,9 +88,9 @@ models:
   it('says where a JSON syntax error is that V8 does not place, still without the source', () => {
     const cases: Array<[string, string, string]> = [
       ['comma.json', '{\n  "providers": [\n    { "id": "a", "type": "openai", "apiKey": "sk-live-SECRET123" },\n  ]\n}\n', "comma.json:4:3: invalid JSON: Unexpected token ']'"],
-      ['literal.json', '{\n  "server": {\n    "tls": tru\n  },\n  "apiKey": "sk-live-SECRET123"\n}\n', "literal.json:3:15: invalid JSON: Unexpected token '\\n'"],
+      ['literal.json', '{\n  "server": {\n    "tls": tru\n  },\n  "apiKey": "sk-live-SECRET123"\n}\n', "literal.json:3:12: invalid JSON: Unexpected token '\\n'"],
       ['cut-short.json', '{\n  "providers": [\n    ', 'cut-short.json:3:5: invalid JSON: Unexpected end of JSON input'],
-      ['tab.json', '{"apiKey": "sk-live-SECRET123", "on": tr\t}', "tab.json:1:41: invalid JSON: Unexpected token '\\t'"],
+      ['tab.json', '{"apiKey": "sk-live-SECRET123", "on": tr\t}', "tab.json:1:39: invalid JSON: Unexpected token '\\t'"],
       ['crlf.json', '{\r\n  "a": ["sk-live-SECRET123",\r\n  ]}', "crlf.json:3:3: invalid JSON: Unexpected token ']'"],
     ];
     for (const [name, text, problem] of cases) {
