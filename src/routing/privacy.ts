@@ -17,5 +17,8 @@ export function effectiveDataClass(floor: DataClass, header: string | undefined)
 }
 
 export function requiresLocal(dataClass: DataClass, key: KeyConfig | null): boolean {
-  return RANK[dataClass] >= RANK.confidential || (key !== null && !key.allowExternal);
+  // Fails closed: a class that is none of the four (a library caller's hand-built key with
+  // 'Restricted' or a typo) ranked as undefined, under confidential, and its data left.
+  const rank = Object.hasOwn(RANK, dataClass) ? RANK[dataClass] : RANK.restricted;
+  return rank >= RANK.confidential || (key !== null && !key.allowExternal);
 }
