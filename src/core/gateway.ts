@@ -49,7 +49,11 @@ export interface GatewayOptions {
   gate?: CapacityGate;
 }
 
-/** Per call: the client's signal, its request headers (lower-case names), its authenticated key. */
+/**
+ * Per call: the client's signal, its request headers (lower-case names; `x-switchyard-data-class`
+ * is also found in any case, and a list of values is read as repeated header lines), its
+ * authenticated key (its `dataClass` is the floor; a class none of the four keeps the request local).
+ */
 export type CallOptions = RequestContext;
 
 export interface ChatResponse {

@@ -77,6 +77,31 @@ const header = (h: RequestContext['headers'], name: string): string | undefined 
   return Array.isArray(v) ? v[0] : v;
 };
 
+const DATA_CLASS_HEADER = 'x-switchyard-data-class';
+
+/**
+ * The data-class header as HTTP would give it. node hands the server lower-case names and
+ * joins repeated lines with ", "; in-process callers pass their own objects. Read there
+ * with `header` (exact name, first of a list), `X-Switchyard-Data-Class: restricted` was
+ * not seen and `['public', 'restricted']` was `public`: the raise the caller asked for was
+ * dropped without a word, and the request went to an external provider. So any case of the
+ * name is found (a scan only when the lower-case one is absent, gated by length), and a
+ * list is joined as node joins lines: one class is that class, several are a 400.
+ */
+function dataClassHeader(h: RequestContext['headers']): string | undefined {
+  if (h === undefined) return undefined;
+  let v = h[DATA_CLASS_HEADER];
+  if (v === undefined) {
+    for (const name in h) {
+      if (name.length === DATA_CLASS_HEADER.length && name.toLowerCase() === DATA_CLASS_HEADER) {
+        v = h[name];
+        break;
+      }
+    }
+  }
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
 export class RequestLifecycle {
   readonly run: RequestRun;
   readonly chain: Candidate[];
@@ -121,7 +146,7 @@ export class RequestLifecycle {
       if (key?.models && !key.models.includes(model) && deps.catalog.routes(model)) {
         throw new GatewayError(403, 'model_not_allowed', `This key may not use the model '${model}'`, 'model');
       }
-      this.run.dataClass = effectiveDataClass(this.run.dataClass, header(ctx.headers, 'x-switchyard-data-class'));
+      this.run.dataClass = effectiveDataClass(this.run.dataClass, dataClassHeader(ctx.headers));
       this.scope = { requirements, localOnly: requiresLocal(this.run.dataClass, key), dataClass: this.run.dataClass, key };
       this.chain = buildChain(deps.catalog, model, this.scope, deps.random);
       // Only the prompt's part is a guess worth counting; the completion budget is the client's number (or the default).

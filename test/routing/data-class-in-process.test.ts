@@ -77,3 +77,28 @@ describe("a hand-built key's data class", () => {
     expect(await routed({ key: key('restricted') })).toBe('loc/l');
   });
 });
+
+describe('x-switchyard-data-class passed in-process', () => {
+  it('is read whatever the case of its name, as HTTP reads it: a raise is never silently dropped', async () => {
+    const before = ext.hits.length;
+    for (const name of ['X-Switchyard-Data-Class', 'X-SWITCHYARD-DATA-CLASS']) {
+      expect(await routed({ headers: { [name]: 'restricted' } })).toBe('loc/l');
+      expect(await routed({ headers: { [name]: 'bogus' } })).toBe('400 invalid_request');
+    }
+    expect(ext.hits.length).toBe(before);
+  });
+
+  it('given as a list, it is the list node would make of repeated lines: one class is that class, more are a 400, never the first alone', async () => {
+    const before = ext.hits.length;
+    expect(await routed({ headers: { 'x-switchyard-data-class': ['public', 'restricted'] } })).toBe('400 invalid_request');
+    expect(await routed({ headers: { 'x-switchyard-data-class': ['restricted'] } })).toBe('loc/l');
+    expect(ext.hits.length).toBe(before);
+    // What the wire gives for the same two lines (node joins them with ", "): the same refusal.
+    expect(await routed({ headers: { 'x-switchyard-data-class': 'public, restricted' } })).toBe('400 invalid_request');
+  });
+
+  it('without it, or with a lower class, the floor decides', async () => {
+    expect(await routed({})).toBe('ext/e');
+    expect(await routed({ headers: { 'x-switchyard-data-class': 'public' } })).toBe('ext/e');
+  });
+});
