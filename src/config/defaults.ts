@@ -74,7 +74,7 @@ export const DEFAULT_BASE_URLS: Readonly<Record<ProviderType, string | undefined
 /** Azure OpenAI `api-version` used when a provider does not set one (a GA version). */
 export const DEFAULT_AZURE_API_VERSION = '2024-10-21';
 
-/** Types that run on the gateway's own machine unless told otherwise. */
+/** Types that run on the gateway's own machine unless told otherwise: ollama only at a loopback baseUrl (config/parse.ts defaultLocality). */
 export const DEFAULT_LOCALITY: Readonly<Record<ProviderType, Locality>> = {
   openai: 'external',
   azure: 'external',

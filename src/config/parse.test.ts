@@ -472,6 +472,26 @@ describe('parseConfig: defaults', () => {
     expect(r.maxRetries).toBe(2);
   });
 
+  // Regression (was a bug): ollama was local by its type alone, wherever baseUrl pointed, so
+  // confidential and restricted requests went to ollama.com's API or anyone's Ollama.
+  it('an ollama provider is local by default only at a loopback address as written', () => {
+    const at = (baseUrl: string, locality?: string) => {
+      const doc = base();
+      doc.providers = [{ id: 'l', type: 'ollama', baseUrl, ...(locality ? { locality } : {}) }];
+      doc.models = [];
+      return parseConfig(doc, {}).providers[0]!.locality;
+    };
+    for (const url of ['http://127.0.0.1:11434', 'http://127.1:11434', 'http://localhost:11434', 'http://LOCALHOST:11434', 'http://[::1]:11434', 'http://[::ffff:127.0.0.1]:11434']) {
+      expect([url, at(url)]).toEqual([url, 'local']);
+    }
+    // No name is resolved: a name or an address that is not loopback as written is external until the config says local.
+    for (const url of ['https://ollama.com', 'http://localhost.example.com:11434', 'http://gpu-box:11434', 'http://10.0.0.7:11434', 'http://0.0.0.0:11434', 'http://[::]:11434', 'http://localhost.:11434']) {
+      expect([url, at(url)]).toEqual([url, 'external']);
+      expect(at(url, 'local')).toBe('local');
+    }
+    expect(at('http://127.0.0.1:11434', 'external')).toBe('external');
+  });
+
   it('defaults base URL, locality and apiVersion per provider type', () => {
     const doc = base();
     doc.providers = [

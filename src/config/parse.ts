@@ -17,7 +17,7 @@ import { isLoopbackHost, unbracket } from './loopback.js';
 import { applyCliOverrides, applyEnvOverrides, cliOverrideProblems, type CliOverrides } from './overrides.js';
 import { formatPath } from './path.js';
 import { ConfigSchema, type ConfigDocument } from './schema.js';
-import type { Config, FaultRule, ProviderConfig } from './types.js';
+import type { Config, FaultRule, Locality, ProviderConfig, ProviderType } from './types.js';
 
 export interface ParseOptions {
   /** `--port` / `--host`: beat the environment and the file. */
@@ -124,7 +124,7 @@ function finalize(d: ConfigDocument): Config {
       const out: ProviderConfig = {
         ...p,
         baseUrl: (p.baseUrl ?? DEFAULT_BASE_URLS[p.type] ?? '').replace(/\/+$/, ''),
-        locality: p.locality ?? DEFAULT_LOCALITY[p.type],
+        locality: p.locality ?? defaultLocality(p.type, p.baseUrl ?? DEFAULT_BASE_URLS[p.type]),
       };
       if (p.type === 'azure') out.apiVersion = p.apiVersion ?? DEFAULT_AZURE_API_VERSION;
       if (p.simulate) out.simulate = { ...p.simulate, faults: p.simulate.faults.map(faultDefaults) };
@@ -132,6 +132,26 @@ function finalize(d: ConfigDocument): Config {
     }),
     keys: d.keys.map((k) => ({ ...k, dataClass: k.dataClass ?? d.privacy.defaultDataClass })),
   };
+}
+
+/**
+ * A type that runs on this machine (ollama) is local by default only where its baseUrl
+ * says so: the same type also reaches ollama.com's API or a shared Ollama elsewhere, and
+ * local by type alone sent confidential and restricted data there. The address is judged
+ * as written, never resolved (`localhost.example.com` is no loopback; neither is 0.0.0.0):
+ * anywhere else `locality: local` in the config says it is the operator's own.
+ * `simulated` never leaves the process.
+ */
+function defaultLocality(type: ProviderType, baseUrl: string | undefined): Locality {
+  const byType = DEFAULT_LOCALITY[type];
+  if (byType !== 'local' || type === 'simulated') return byType;
+  let host: string;
+  try {
+    host = new URL(baseUrl ?? '').hostname;
+  } catch {
+    return 'external';
+  }
+  return isLoopbackHost(host) ? 'local' : 'external';
 }
 
 function faultDefaults(f: FaultRule): FaultRule {
