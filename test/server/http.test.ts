@@ -219,6 +219,15 @@ describe('errors', () => {
     }
     expect((await post('/v1/chat/completions', chatBody(), { ...B, 'x-switchyard-data-class': 'Public' })).status).toBe(200);
   });
+
+  it('400 for x-switchyard-data-class sent on two lines: neither line alone decides (the in-process API reads a list the same way)', async () => {
+    for (const lines of [['restricted', 'public'], ['public', 'restricted'], ['restricted', 'restricted']]) {
+      const headers = ['authorization', B.authorization, 'content-type', 'application/json', ...lines.flatMap((v) => ['x-switchyard-data-class', v])];
+      const r = await request(`${url}/v1/chat/completions`, { method: 'POST', body: chatBody(), headers });
+      const e = expectError(400, await r.body.json(), r.statusCode, 'invalid_request');
+      expect(e.param).toBe('x-switchyard-data-class');
+    }
+  });
 });
 
 describe('hostile message shapes', () => {
