@@ -57,7 +57,12 @@ export interface RequestContext {
    * does not export: the ring trusts these words, so no library caller should set them.
    */
   [ID_WORDS]?: readonly number[];
+  /** Internal (the server's): `headers` is node's, every name already lower-case (see dataClassHeader). */
+  [NODE_HEADERS]?: true;
 }
+
+/** Marks a context whose headers came from node's parser: lower-case names, repeated lines joined. */
+export const NODE_HEADERS: unique symbol = Symbol('switchyard.nodeHeaders');
 
 const noop = () => {};
 
@@ -88,10 +93,12 @@ const DATA_CLASS_HEADER = 'x-switchyard-data-class';
  * name is found (a scan only when the lower-case one is absent, gated by length), and a
  * list is joined as node joins lines: one class is that class, several are a 400.
  */
-function dataClassHeader(h: RequestContext['headers']): string | undefined {
+function dataClassHeader(ctx: RequestContext): string | undefined {
+  const h = ctx.headers;
   if (h === undefined) return undefined;
   let v = h[DATA_CLASS_HEADER];
-  if (v === undefined) {
+  // node's names are lower-case already: the server's requests (nearly all without the header) skip the scan.
+  if (v === undefined && ctx[NODE_HEADERS] !== true) {
     for (const name in h) {
       if (name.length === DATA_CLASS_HEADER.length && name.toLowerCase() === DATA_CLASS_HEADER) {
         v = h[name];
@@ -146,7 +153,7 @@ export class RequestLifecycle {
       if (key?.models && !key.models.includes(model) && deps.catalog.routes(model)) {
         throw new GatewayError(403, 'model_not_allowed', `This key may not use the model '${model}'`, 'model');
       }
-      this.run.dataClass = effectiveDataClass(this.run.dataClass, dataClassHeader(ctx.headers));
+      this.run.dataClass = effectiveDataClass(this.run.dataClass, dataClassHeader(ctx));
       this.scope = { requirements, localOnly: requiresLocal(this.run.dataClass, key), dataClass: this.run.dataClass, key };
       this.chain = buildChain(deps.catalog, model, this.scope, deps.random);
       // Only the prompt's part is a guess worth counting; the completion budget is the client's number (or the default).

@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeyConfig } from '../config/types.js';
 import type { CallOptions, Gateway } from '../core/gateway.js';
 import { ID_WORDS } from '../observability/events.js';
+import { NODE_HEADERS } from '../core/request-lifecycle.js';
 import { GatewayError } from '../core/errors.js';
 import type { AttemptAborted } from '../resilience/abort.js';
 import { asAnswer } from '../resilience/outcome.js';
@@ -219,7 +220,7 @@ export function createRoutes(gateway: Gateway, hooks: ServerHooks, isClosing: ()
     const idWords: number[] = [];
     const requestId = requestIdOf(req.headers, idWords);
     const key = auth.authenticate(req.headers);
-    return { key, headers: req.headers, requestId, [ID_WORDS]: idWords.length === 4 ? idWords : undefined, onClientGone: whenClientLeaves(res) };
+    return { key, headers: req.headers, requestId, [ID_WORDS]: idWords.length === 4 ? idWords : undefined, [NODE_HEADERS]: true, onClientGone: whenClientLeaves(res) };
   }
 
   async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
