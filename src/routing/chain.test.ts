@@ -275,6 +275,34 @@ describe('buildChain: auto', () => {
     expect(keys(buildChain(small, 'auto', scope([], 10_000), HALF))).toEqual(['sim/standard', 'oa/premium']);
   });
 
+  it("a tier that cannot serve does not carry a later tier it falls back to past the tiers between them", () => {
+    // mini falls back to the next tier up. A tools request mini cannot take goes to standard, the
+    // cheapest capable tier, before frontier; built once at start-up without repeats, standard sat
+    // in mini's fallbacks only, and so was deferred after frontier.
+    const ladder = new Catalog(
+      parseConfig(
+        {
+          providers: [{ id: 'sim', type: 'simulated' }],
+          models: [
+            { name: 'mini', deployments: [{ provider: 'sim', model: 'mini', capabilities: ['json'] }], fallbacks: ['standard'] },
+            { name: 'standard', deployments: [{ provider: 'sim', model: 'standard', capabilities: ['tools'] }] },
+            { name: 'frontier', deployments: [{ provider: 'sim', model: 'frontier', capabilities: ['tools'] }] },
+          ],
+          auto: { tiers: ['mini', 'standard', 'frontier'] },
+        },
+        {},
+      ),
+    );
+    const tools = buildChain(ladder, 'auto', scope(['tools']), HALF);
+    expect(keys(tools)).toEqual(['sim/standard', 'sim/frontier']);
+    expect(tools[0]!.selection).toBe('auto:standard (fallback:standard (weighted))');
+    // Each deployment once, where it first lands, whichever tiers could serve.
+    expect(keys(buildChain(ladder, 'auto', PLAIN, HALF))).toEqual(['sim/mini', 'sim/standard', 'sim/frontier']);
+    // A deployment ruled out in several tiers' chains is named once in the 400.
+    const e = gatewayError(() => buildChain(ladder, 'auto', scope(['vision']), HALF));
+    expect(e.message).toBe("No deployment of 'auto' can serve this request: sim/mini: lacks vision; sim/standard: lacks vision; sim/frontier: lacks vision");
+  });
+
   it('without auto.tiers, "auto" is an unknown model', () => {
     const bare = new Catalog(parseConfig({ providers: [{ id: 'sim', type: 'simulated' }], models: [{ name: 'x', deployments: [{ provider: 'sim', model: 'm' }] }] }, {}));
     const e = gatewayError(() => buildChain(bare, 'auto', PLAIN, HALF));

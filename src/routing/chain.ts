@@ -99,7 +99,10 @@ export function orderSegments(
   return out;
 }
 
-/** Appends `seg`'s candidates that can serve, in its strategy's order; returns how many. */
+/**
+ * Appends `seg`'s candidates that can serve, in its strategy's order; returns how many of its
+ * deployments can serve, counting those `dedupe` left out because the chain already has them.
+ */
 function orderSegment(
   out: Candidate[],
   seg: Segment,
@@ -108,18 +111,24 @@ function orderSegment(
   filtered: string[],
   labelling: Labelling,
   cache: boolean,
+  dedupe = false,
 ): number {
-  const before = out.length;
+  let served = 0;
   const { ordered, reason } = SELECTORS[seg.strategy](seg.pool, random);
   const byRank = cache ? candidatesOf(seg, reason) : undefined;
   for (let i = 0; i < ordered.length; i++) {
     const d = ordered[i]!;
+    if (dedupe && inChain(out, d)) {
+      served++;
+      continue;
+    }
     // Locality first: a data-class refusal is a 403 whatever else the deployment lacks.
     const why = (scope.localOnly && d.provider.locality !== 'local' ? EXTERNAL : null) ?? unmetRequirement(d, scope.requirements);
     if (why) {
       filtered.push(`${d.key}: ${why}`);
       continue;
     }
+    served++;
     if (byRank === undefined) {
       out.push(makeCandidate(seg, reason, i, d, labelling));
       continue;
@@ -129,13 +138,20 @@ function orderSegment(
     const row = (byRank[i] ??= []);
     out.push((row[at] ??= makeCandidate(seg, reason, i, d, labelling)));
   }
-  return out.length - before;
+  return served;
+}
+
+function inChain(out: readonly Candidate[], d: Deployment): boolean {
+  for (let i = 0; i < out.length; i++) if (out[i]!.deployment === d) return true;
+  return false;
 }
 
 /** One of `auto`'s segments: which tier brought it, and whether it is that tier's own pool. */
 interface AutoSegment extends Segment {
   tier: number;
   own: boolean;
+  /** Some deployment of its pool is in another of auto's segments too: skip those the chain already has. */
+  repeats: boolean;
 }
 
 /**
@@ -143,6 +159,10 @@ interface AutoSegment extends Segment {
  * tier's fail-over. A tier whose own pool cannot take this request at all (a capability,
  * the context size, the data class) is not a capable tier: its fallbacks (often a
  * pricier alias) wait until every tier was offered, so the cheapest capable tier comes first.
+ * Which tiers are capable depends on the request, so a deployment is kept once per request
+ * (where it first lands), not once at start-up: a tier's fallback that is also a later tier
+ * (mini falling back to standard) must still come at that tier's place when its referrer
+ * cannot serve, not after the pricier tiers.
  */
 function orderAuto(segments: readonly AutoSegment[], scope: ChainScope, random: Random, filtered: string[]): Candidate[] {
   const out: Candidate[] = [];
@@ -150,26 +170,26 @@ function orderAuto(segments: readonly AutoSegment[], scope: ChainScope, random: 
   let incapable = -1;
   for (const seg of segments) {
     if (seg.tier === incapable) (deferred ??= []).push(seg);
-    else if (orderSegment(out, seg, scope, random, filtered, 'auto', true) === 0 && seg.own) incapable = seg.tier;
+    else if (orderSegment(out, seg, scope, random, filtered, 'auto', true, seg.repeats) === 0 && seg.own) incapable = seg.tier;
   }
-  if (deferred) for (const seg of deferred) orderSegment(out, seg, scope, random, filtered, 'auto', true);
+  if (deferred) for (const seg of deferred) orderSegment(out, seg, scope, random, filtered, 'auto', true, seg.repeats);
   return out;
 }
 
-/** `auto`'s segments: its tiers' pools, cheapest tier first, each deployment once. Fixed for a catalog, so built once. */
+/** `auto`'s segments: each tier's chain (its pool, then its fallbacks), cheapest tier first. Fixed for a catalog, so built once. */
 const AUTO_SEGMENTS = new WeakMap<Catalog, AutoSegment[]>();
 function autoSegments(catalog: Catalog, tiers: readonly string[]): AutoSegment[] {
   let segments = AUTO_SEGMENTS.get(catalog);
   if (segments !== undefined) return segments;
   segments = [];
-  const seen = new Set<string>();
+  const uses = new Map<Deployment, number>();
   for (let tier = 0; tier < tiers.length; tier++) {
     for (const seg of catalog.aliases.get(tiers[tier]!)?.segments ?? []) {
-      const pool = seg.pool.filter((d) => !seen.has(d.key));
-      for (const d of pool) seen.add(d.key);
-      if (pool.length > 0) segments.push({ ...seg, pool, fallback: segments.length > 0, tier, own: seg.alias === tiers[tier] });
+      for (const d of seg.pool) uses.set(d, (uses.get(d) ?? 0) + 1);
+      segments.push({ ...seg, fallback: segments.length > 0, tier, own: seg.alias === tiers[tier], repeats: false });
     }
   }
+  for (const seg of segments) seg.repeats = seg.pool.some((d) => uses.get(d)! > 1);
   AUTO_SEGMENTS.set(catalog, segments);
   return segments;
 }
@@ -205,7 +225,8 @@ export function buildChain(catalog: Catalog, model: string, scope: ChainScope, r
   if (candidates.length === 0) {
     const privacy = filtered.length > 0 && filtered.every((f) => f.endsWith(EXTERNAL));
     if (privacy) throw new GatewayError(403, 'policy_violation', `${localOnlyReason(scope)}, and '${model}' has none`);
-    throw new GatewayError(400, 'invalid_request', `No deployment of '${model}' can serve this request: ${filtered.join('; ')}`, 'model');
+    // auto may meet a deployment in several tiers' chains: name it once.
+    throw new GatewayError(400, 'invalid_request', `No deployment of '${model}' can serve this request: ${[...new Set(filtered)].join('; ')}`, 'model');
   }
   return candidates;
 }
