@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { errors as undiciErrors, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { UpstreamHeaders } from '../providers/types.js';
-import { categorize, errorFromResponse, errorFromTransport, parseErrorBody, parseRetryAfter } from './classify.js';
+import { categorize, errorFromResponse, errorFromTransport, parseErrorBody, parseRetryAfter, refusedByThisModel } from './classify.js';
 import { UpstreamError, type ErrorCategory } from './upstream-error.js';
 
 /** Thu, 01 Jan 2026 00:00:00 GMT: the injected "now" for HTTP-date Retry-After. */
@@ -578,6 +578,24 @@ describe('categorize by status range', () => {
     expect(categorize(400, 'This model models/gemini-2.5-flash is no longer available to new users. Please update your code to use models/gemini-3.6-flash.')).toBe('not_found');
     expect(categorize(400, "The 'functions' parameter is no longer supported. Use 'tools' instead.")).toBe('invalid_request');
     expect(categorize(400, 'This feature has been deprecated. The model answered anyway.')).toBe('invalid_request');
+  });
+
+  it('a model asked for an operation it does not do refuses this request, not the deployment: fail over, never auth', () => {
+    // OpenAI, embeddings on a chat model: a 403 that is no credential problem.
+    const openai = errorFromResponse(403, JSON.stringify({ error: { message: 'You are not allowed to generate embeddings from this model', type: 'invalid_request_error', param: null, code: null } }), {}, NOW);
+    // Azure, embeddings on a chat deployment (and chat on an embeddings one).
+    const azure = errorFromResponse(
+      400,
+      JSON.stringify({ error: { code: 'OperationNotSupported', message: 'The embeddings operation does not work with the specified model, gpt-35-turbo. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993.' } }),
+      {},
+      NOW,
+    );
+    for (const e of [openai, azure]) {
+      expect(e.category).toBe('invalid_request');
+      expect(refusedByThisModel(e)).toBe(true);
+    }
+    // No access to a model at all is still the deployment's problem.
+    expect(categorize(403, 'You are not allowed to sample from this model')).toBe('auth');
   });
 
   it('a 4xx quota message outside 429 is rate_limited', () => {

@@ -22,6 +22,13 @@ const RATE_RE = /rate[_ ]limit|resource[_ ]exhausted|quota|too many requests/i;
 // "This model models/… is no longer available to new users"): the deployment is gone for every request.
 // "model" must come first, so a parameter that is "no longer supported" is not read as the model's end.
 const RETIRED_RE = /model_decommissioned|\bmodel\b.{0,100}?\b(?:is no longer available|has been (?:decommissioned|retired|deprecated))/i;
+// A model asked for an operation it does not do: OpenAI answers embeddings on a chat model with
+// 403 "You are not allowed to generate embeddings from this model", Azure with 400
+// OperationNotSupported "The embeddings operation does not work with the specified model". Said of
+// this request's endpoint, not of the credentials or the deployment: read as auth, one embeddings
+// request sent through chat deployments (auto's tiers, or a chat alias) cooled every one of them
+// down for chat traffic too.
+const WRONG_OPERATION_RE = /not allowed to generate embeddings from this model|operation does not work with the specified model/i;
 
 export function header(headers: UpstreamHeaders | undefined, name: string): string | undefined {
   const v = headers?.[name];
@@ -38,6 +45,7 @@ export function categorize(status: number, text: string): ErrorCategory {
     return 'server';
   }
   if (status === 401 || status === 403) {
+    if (WRONG_OPERATION_RE.test(text)) return 'invalid_request';
     // Some providers answer 403 for a policy block; most mean bad credentials.
     return POLICY_RE.test(text) && !/api[_ ]?key|credential|permission|auth/i.test(text) ? 'content_policy' : 'auth';
   }
@@ -160,7 +168,7 @@ export function errorFromTransport(err: unknown): UpstreamError {
 // OpenAI's codes for a parameter, or a value of one, that this model does not take (a reasoning
 // model given `max_tokens` or `temperature: 0.2`); others say it in words (Ollama's "does not
 // support tools", Gemini's "Developer instruction is not enabled for models/gemma-3-27b-it").
-const UNSUPPORTED_CODES: ReadonlySet<string> = new Set(['unsupported_parameter', 'unsupported_value']);
+const UNSUPPORTED_CODES: ReadonlySet<string> = new Set(['unsupported_parameter', 'unsupported_value', 'OperationNotSupported']);
 const UNSUPPORTED_RE =
   /\b(?:does not|doesn't|do not) support\b|\bnot supported (?:with|by|for|on) (?:this|the) model|\bonly supported (?:by|on|for) (?:certain|some) models|\bis not enabled for models\//i;
 
@@ -171,5 +179,7 @@ const UNSUPPORTED_RE =
  */
 export function refusedByThisModel(err: UpstreamError): boolean {
   if (err.category !== 'invalid_request') return false;
-  return (err.providerCode !== undefined && UNSUPPORTED_CODES.has(err.providerCode)) || UNSUPPORTED_RE.test(err.message.slice(0, 1000));
+  if (err.providerCode !== undefined && UNSUPPORTED_CODES.has(err.providerCode)) return true;
+  const text = err.message.slice(0, 1000);
+  return UNSUPPORTED_RE.test(text) || WRONG_OPERATION_RE.test(text);
 }
