@@ -53,7 +53,7 @@ describe('chatRequirements', () => {
     expect(chatRequirements(chat(extra)).needs).toEqual(needs);
   });
 
-  it('estimates tokens as chars/4 + 800 per image + 4 per message + the completion budget', () => {
+  it('estimates tokens as chars/4 + 85 per image + 4 per message + the completion budget; paces images at 800', () => {
     const req = chat({
       messages: [
         { role: 'system', content: 'x'.repeat(40) }, // 40
@@ -62,7 +62,15 @@ describe('chatRequirements', () => {
       max_tokens: 100,
     });
     const r = chatRequirements(req);
-    expect(r.estimatedTokens).toBe(Math.ceil(60 / 4) + 800 + 2 * 4 + 100);
+    expect(r.estimatedTokens).toBe(Math.ceil(60 / 4) + 85 + 2 * 4 + 100);
+    expect(r.promptTokens).toBe(Math.ceil(60 / 4) + 800 + 2 * 4);
+  });
+
+  it('ten images and a short question fit an 8k vision model (llava counts 576 an image): the window filter keeps it', () => {
+    const image = { type: 'image_url' as const, image_url: { url: 'data:image/png;base64,AAAA' } };
+    const r = chatRequirements(chat({ messages: [{ role: 'user', content: [{ type: 'text', text: 'What changed between these?' }, ...Array.from({ length: 10 }, () => image)] }], max_tokens: 1024 }));
+    expect(r.estimatedTokens).toBeLessThan(8192);
+    expect(r.estimatedTokens).toBeGreaterThan(10 * 50 + 1024);
   });
 
   it('prefers max_completion_tokens over max_tokens, and counts tools and tool_calls as prompt', () => {

@@ -15,7 +15,7 @@ export interface Requirements {
   promptTokens: number;
   /**
    * What must fit a context window: the prompt at ~4 characters a token, non-ASCII text not
-   * weighed, plus the completion budget the client set (none: 0). A filter skips deployments
+   * weighed, images at the least one costs, plus the completion budget the client set (none: 0). A filter skips deployments
    * before any call, so it must not skip one the request fits: weighed, a Chinese or Russian
    * prompt came to 2-4× what gpt-4o counts. One that does not fit after all is refused by the
    * upstream for context length, and the chain moves on to larger windows (executor.ts).
@@ -31,7 +31,16 @@ export interface Requirements {
 
 /** ~4 characters a token is the usual English estimate; a bound, not a count. */
 const CHARS_PER_TOKEN = 4;
+/** An image as pacing weighs it: about a 1024 px image at OpenAI's high detail (765), Anthropic's (~1,400) or Gemini's (258 a tile) between. */
 const IMAGE_TOKENS = 800;
+/**
+ * An image as the context-window filter weighs it: about the least one costs (OpenAI's low detail
+ * is 85; Gemini's 258 a tile; llava's 576). At 800, ten images came to 8,000 tokens and an 8k
+ * local vision model that takes them (5,760 on llava) was skipped before any call, or the client
+ * told no deployment's window was large enough; one over the window after all is refused by the
+ * upstream for context length, and the chain moves on to larger windows, as for text.
+ */
+const IMAGE_WINDOW_TOKENS = 85;
 
 export function chatRequirements(req: ChatRequest): Requirements {
   const needs: Capability[] = [];
@@ -79,14 +88,14 @@ export function chatRequirements(req: ChatRequest): Requirements {
   const rf = req.response_format?.type;
   if (rf === 'json_object' || rf === 'json_schema') needs.push('json');
   if (req.stream) needs.push('streaming');
-  const fixed = images * IMAGE_TOKENS + req.messages.length * 4;
-  const promptTokens = Math.ceil(chars / CHARS_PER_TOKEN + extra) + fixed;
+  const framing = req.messages.length * 4;
+  const promptTokens = Math.ceil(chars / CHARS_PER_TOKEN + extra) + images * IMAGE_TOKENS + framing;
   const budget = req.max_completion_tokens ?? req.max_tokens;
   const n = req.n != null && req.n > 1 ? req.n : 1;
   return {
     needs,
     promptTokens,
-    estimatedTokens: Math.ceil(chars / CHARS_PER_TOKEN) + fixed + (budget ?? 0),
+    estimatedTokens: Math.ceil(chars / CHARS_PER_TOKEN) + images * IMAGE_WINDOW_TOKENS + framing + (budget ?? 0),
     paceTokens: promptTokens + (budget ?? DEFAULT_COMPLETION_TOKENS) * n,
   };
 }
