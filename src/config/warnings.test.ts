@@ -68,6 +68,36 @@ describe('configWarnings: routing that would quietly not do what the config says
   });
 });
 
+describe('configWarnings: auto tiers out of price order', () => {
+  it("names a tier listed after a pricier one, by its pool's cheapest deployment within its ceiling; unpriced tiers and ties say nothing", () => {
+    const tier = (name: string, ...prices: ({ input: number; output: number } | undefined)[]) => ({
+      name,
+      deployments: prices.map((price, j) => ({ provider: 'sim', model: `${name}-${j}`, ...(price && { price }) })),
+    });
+    const config = parseConfig(
+      {
+        providers: [{ id: 'sim', type: 'simulated' }],
+        models: [
+          tier('mini', { input: 0.15, output: 0.6 }),
+          tier('unpriced', undefined),
+          // From 0.75 (the 10.0 one does not lower or raise it), as mini: a tie is in order.
+          tier('twin', { input: 0.15, output: 0.6 }, { input: 2, output: 8 }),
+          tier('frontier', { input: 3, output: 15 }),
+          tier('smart', { input: 2.5, output: 10 }),
+          // Its 0.1 deployment is above its ceiling's output: never chosen, so not what it costs.
+          { ...tier('capped', { input: 0.1, output: 20 }, { input: 5, output: 5 }), priceCeiling: { input: 10, output: 10 } },
+        ],
+        auto: { tiers: ['mini', 'unpriced', 'twin', 'frontier', 'smart', 'capped'] },
+      },
+      {},
+    );
+    expect(configWarnings(config).filter((w) => w.startsWith('auto.'))).toEqual([
+      "auto.tiers[4]: 'smart' (from 12.5 USD per 1M tokens, input + output) is listed after the pricier 'frontier' (from 18): auto tries tiers in the order listed, so list them cheapest first",
+      "auto.tiers[5]: 'capped' (from 10 USD per 1M tokens, input + output) is listed after the pricier 'frontier' (from 18): auto tries tiers in the order listed, so list them cheapest first",
+    ]);
+  });
+});
+
 describe('configWarnings: CORS open to every page', () => {
   it('warns for origins "*" without client keys, not with keys nor for listed origins', () => {
     const doc = (origins: string[], keys: unknown[] = []) =>

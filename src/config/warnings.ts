@@ -5,7 +5,7 @@
 import { abovePriceCeiling } from '../routing/catalog.js';
 import { PENDING_STRATEGIES } from '../routing/strategies/index.js';
 import { API_KEY_HEADERS, DEFAULT_BASE_URLS } from './defaults.js';
-import type { Config, ProviderType } from './types.js';
+import type { Config, ModelConfig, ProviderType } from './types.js';
 
 /** Types whose public API (their default baseUrl) needs a key. */
 const KEYED: ReadonlySet<ProviderType> = new Set(['openai', 'anthropic', 'gemini', 'cohere']);
@@ -34,10 +34,40 @@ export function configWarnings(config: Config): string[] {
       }
     });
   });
+  autoTierOrder(config, out);
   // "*" with no client keys undoes the browser guard (server/cors.ts): any web page a user of
   // the gateway opens may call it, and spend its providers' credits.
   if (config.server.cors.origins.includes('*') && config.keys.length === 0) {
     out.push('server.cors.origins: "*" with no keys: any web page open in a browser that can reach the gateway may call it and spend provider credits (list the pages\' origins, or add keys)');
   }
   return out;
+}
+
+/** What an alias's own pool costs at the least (input + output per 1M tokens, as the cost strategy sums them); undefined when unpriced. */
+function fromPrice(m: ModelConfig): number | undefined {
+  let least: number | undefined;
+  for (const d of m.deployments) {
+    if (d.price === undefined || abovePriceCeiling(d.price, m.priceCeiling)) continue;
+    const p = d.price.input + d.price.output;
+    if (least === undefined || p < least) least = p;
+  }
+  return least;
+}
+
+/**
+ * `auto` tries its tiers in the order listed and compares no prices (routing/chain.ts): a tier
+ * listed after a pricier one is reached only when that one cannot serve. Said, not refused: an
+ * operator may rank by quality, or price a tier by what its fallbacks cost.
+ */
+function autoTierOrder(config: Config, out: string[]): void {
+  let priciest: { name: string; price: number } | undefined;
+  config.auto?.tiers.forEach((name, i) => {
+    const m = config.models.find((x) => x.name === name);
+    const price = m && fromPrice(m);
+    if (price === undefined) return;
+    if (priciest !== undefined && price < priciest.price) {
+      out.push(`auto.tiers[${i}]: '${name}' (from ${price} USD per 1M tokens, input + output) is listed after the pricier '${priciest.name}' (from ${priciest.price}): auto tries tiers in the order listed, so list them cheapest first`);
+    }
+    if (priciest === undefined || price > priciest.price) priciest = { name, price };
+  });
 }
