@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../config/parse.js';
 import type { Capability, ProviderConfig } from '../config/types.js';
 import type { ChatRequest } from '../protocol/openai.js';
@@ -88,6 +88,30 @@ describe('chatRequirements', () => {
     const chars = 4 + JSON.stringify(toolCalls).length + JSON.stringify(tools).length;
     const r = chatRequirements(req);
     expect(r.estimatedTokens).toBe(Math.ceil(chars / 4) + 2 * 4 + 7);
+  });
+
+  it('sizes tools and tool calls as their JSON text would be, without building it (a per-request cost that grows with an agent\'s tools and history)', () => {
+    const tools = Array.from({ length: 20 }, (_, i) => ({
+      type: 'function' as const,
+      function: {
+        name: `tool_${i}`,
+        description: 'Looks a thing up, carefully',
+        strict: true,
+        parameters: { type: 'object', properties: { q: { type: 'string', enum: ['a', 'b'] }, limit: { type: 'integer', minimum: 1, maximum: 50.5 } }, required: ['q'], extra: null, gone: undefined },
+      },
+    }));
+    const toolCalls = [{ id: 'c1', type: 'function' as const, function: { name: 'tool_1', arguments: '{"q":"a"}' } }];
+    const req = chat({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: null, tool_calls: toolCalls }], tools });
+    const stringify = vi.spyOn(JSON, 'stringify');
+    let r: ReturnType<typeof chatRequirements>;
+    try {
+      r = chatRequirements(req);
+      expect(stringify).not.toHaveBeenCalled();
+    } finally {
+      stringify.mockRestore();
+    }
+    // The figure the text's length gives, but for the four backslashes escaping the arguments' quotes (the model reads them unescaped).
+    expect(r!.estimatedTokens).toBe(Math.ceil((2 + JSON.stringify(toolCalls).length - 4 + JSON.stringify(tools).length) / 4) + 2 * 4);
   });
 
   it('counts legacy functions as prompt, as tools are', () => {

