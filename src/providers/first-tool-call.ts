@@ -10,7 +10,8 @@
  * the adapter's own, not wrapped.
  */
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../protocol/openai.js';
-import { RAW_JSON, type ChunkStream, type UpstreamHeaders, type WithRaw } from './types.js';
+import { ChunkFilterStream } from './chunk-filter.js';
+import { RAW_JSON, type ChunkStream, type WithRaw } from './types.js';
 
 /** The request allows one call a turn and offers tools to call (none offered, none come). */
 export function oneToolCallAsked(req: ChatRequest): boolean {
@@ -55,20 +56,9 @@ export function keepFirstToolCallChunk(chunk: WithRaw<ChatCompletionChunk>, firs
 }
 
 /** A native stream's chunks with each choice's first tool call only. */
-export class FirstToolCallStream implements ChunkStream {
-  constructor(private readonly inner: ChunkStream) {}
-
-  get headers(): UpstreamHeaders {
-    return this.inner.headers;
-  }
-
-  get malformed(): number {
-    return this.inner.malformed;
-  }
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<ChatCompletionChunk> {
-    const first: number[] = [];
-    for await (const chunk of this.inner) if (keepFirstToolCallChunk(chunk, first)) yield chunk;
+export class FirstToolCallStream extends ChunkFilterStream {
+  constructor(inner: ChunkStream) {
+    super(inner, keepFirstToolCallChunk);
   }
 }
 

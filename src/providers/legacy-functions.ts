@@ -23,9 +23,9 @@ import {
   type ChunkStream,
   type EmbeddingsResult,
   type ProviderAdapter,
-  type UpstreamHeaders,
   type WithRaw,
 } from './types.js';
+import { ChunkFilterStream } from './chunk-filter.js';
 
 const invalid = (message: string, param: string): UpstreamError => new UpstreamError({ category: 'invalid_request', message, param, unsent: true });
 
@@ -96,20 +96,9 @@ export function toFunctionCallChunk(chunk: WithRaw<ChatCompletionChunk>, first: 
 }
 
 /** A native stream's chunks in the legacy form. */
-export class FunctionCallStream implements ChunkStream {
-  constructor(private readonly inner: ChunkStream) {}
-
-  get headers(): UpstreamHeaders {
-    return this.inner.headers;
-  }
-
-  get malformed(): number {
-    return this.inner.malformed;
-  }
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<ChatCompletionChunk> {
-    const first: number[] = [];
-    for await (const chunk of this.inner) if (toFunctionCallChunk(chunk, first)) yield chunk;
+export class FunctionCallStream extends ChunkFilterStream {
+  constructor(inner: ChunkStream) {
+    super(inner, toFunctionCallChunk);
   }
 }
 
