@@ -51,6 +51,8 @@ describe('gemini embeddings conversion', () => {
     // Not a count (JSON's 1e999 parses as Infinity): estimated instead, never sent on as null.
     expect(fromBatchEmbedResponse({ ...body, usageMetadata: { promptTokenCount: Infinity } }, ['a', 'b'], 'm', 'float').usage.prompt_tokens).toBe(estimateTokens(['a', 'b']));
     expect(estimateTokens(['12345'])).toBe(2);
+    // Non-ASCII text weighs more than its length / 4, as a prompt's does: 日本語 is 3 units, 9 UTF-8 bytes.
+    expect(estimateTokens(['日本語'])).toBe(Math.ceil(3 / 4 + 6 * 0.75));
   });
 
   it('a count mismatch is the upstream’s fault (server), said in counts', () => {

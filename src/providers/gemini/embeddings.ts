@@ -1,11 +1,13 @@
 /**
  * OpenAI embeddings ↔ Gemini `batchEmbedContents`. One batch call serves both
  * a single string and a list, so there is one code path. Gemini reports no
- * token usage for embeddings, so usage is estimated (≈4 characters a token)
- * when the body carries none: the gateway needs a number for limits and cost.
+ * token usage for embeddings, so usage is estimated (≈4 characters a token, non-ASCII
+ * text weighed as a prompt's is: text-weight.ts) when the body carries none: the
+ * gateway needs a number for limits and cost.
  */
 import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
+import { textTokens } from '../../protocol/text-weight.js';
 import { invalidRequest } from './errors.js';
 import type { BatchEmbedContentsRequest, BatchEmbedContentsResponse, GeminiTaskType } from './wire.js';
 import type { InputType } from '../embedding-input-type.js';
@@ -45,9 +47,9 @@ export function toBatchEmbedRequest(texts: string[], model: string, dimensions?:
 }
 
 export function estimateTokens(texts: string[]): number {
-  let chars = 0;
-  for (const t of texts) chars += t.length;
-  return Math.ceil(chars / 4);
+  let tokens = 0;
+  for (const t of texts) tokens += textTokens(t);
+  return Math.ceil(tokens);
 }
 
 export function fromBatchEmbedResponse(
