@@ -76,6 +76,18 @@ describe('StreamTally', () => {
     expect(t.usageOut()).toMatchObject({ id: 'resp-id', choices: [], usage: { prompt_tokens: 103, completion_tokens: 11, total_tokens: 114 } });
   });
 
+  it('a continuation without usage counts the delivered text in its prompt as text is weighed: non-ASCII above length / 4', () => {
+    const t = new StreamTally('resp-id', 'm', 1, true);
+    t.take(chunk({ content: '日本語のテキスト' })); // 8 units, 24 UTF-8 bytes
+    t.closeAttempt(100);
+    t.continuation = true;
+    t.take(chunk({ content: '。' }));
+    t.closeAttempt(100);
+    // The continuation's prompt: 100 and the text delivered when it closes, 9 units and 27 bytes:
+    // 9 / 4 + 18 × 0.75 = 15.75, so 16 (at length / 4 it was 3).
+    expect(t.lastPrompt).toBe(100 + 16);
+  });
+
   it('a continuation passes on nothing that is its attempt\'s alone: a chunk without choices or usage, the usage on a chunk with choices', () => {
     const t = new StreamTally('resp-id', 'm', 1, true);
     t.take(chunk({ content: 'Hel' }));

@@ -290,7 +290,8 @@ export class StreamTally {
     // A count the upstream reported is used when it is one; any other is counted here.
     const u = this.attemptUsage as Partial<Record<keyof Usage, unknown>> | undefined;
     const reportedPrompt = tokenCount(u?.prompt_tokens);
-    const prompt = reportedPrompt ?? promptTokensEstimate + (this.continuation ? Math.ceil(this.deliveredChars / 4) : 0);
+    // A continuation's prompt carries the text delivered so far, weighed as any text the gateway counts.
+    const prompt = reportedPrompt ?? promptTokensEstimate + (this.continuation ? Math.ceil(textTokens(this.delivered())) : 0);
     const completion = tokenCount(u?.completion_tokens) ?? Math.ceil(this.attemptTokens);
     this.totals.prompt_tokens += prompt;
     this.totals.completion_tokens += completion;
