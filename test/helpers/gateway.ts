@@ -64,11 +64,54 @@ export function fallbackPair(primaryUrl: string, secondaryUrl: string, resilienc
   return {
     resilience,
     providers: [openaiProvider('primary', primaryUrl), openaiProvider('secondary', secondaryUrl)],
-    models: [
-      { name: 'chat', deployments: [{ provider: 'primary', model: models.p }], fallbacks: ['backup'] },
-      { name: 'backup', deployments: [{ provider: 'secondary', model: models.s }] },
-    ],
+    models: pairModels('primary', models.p, 'secondary', models.s),
   };
+}
+
+/**
+ * As fallbackPair, for two loopback servers of a native `type`: `chat` over `primary`, the
+ * fallback alias `backup` over `secondary`. Their key is `${UPSTREAM_KEY}`: start the gateway
+ * with it in `env`.
+ */
+export function nativeFallbackPair(type: string, primary: PairMember, secondary: PairMember, resilience: Record<string, unknown>) {
+  return {
+    resilience,
+    providers: [primary, secondary].map((m) => ({ id: m.id, type, baseUrl: m.url, apiKey: '${UPSTREAM_KEY}' })),
+    models: pairModels(primary.id, primary.model, secondary.id, secondary.model),
+  };
+}
+
+/**
+ * For a file's `beforeAll`: two loopback servers from `start` behind nativeFallbackPair (no
+ * retries, backoff 1 ms, a breaker that does not open), the gateway over them; `close()` stops all three.
+ */
+export async function startNativeFallbackPair<S extends { url: string; close(): Promise<void> }>(
+  start: () => Promise<S>,
+  type: string,
+  primary: Omit<PairMember, 'url'>,
+  secondary: Omit<PairMember, 'url'>,
+): Promise<{ primary: S; secondary: S; gw: TestGateway; close(): Promise<void> }> {
+  const p = await start();
+  const s = await start();
+  const resilience = { maxRetries: 0, backoff: { baseMs: 1, maxMs: 1 }, breaker: { failureThreshold: 100 } };
+  const gw = await startGateway(nativeFallbackPair(type, { ...primary, url: p.url }, { ...secondary, url: s.url }, resilience), { env: { UPSTREAM_KEY: 'k' } });
+  return {
+    primary: p,
+    secondary: s,
+    gw,
+    close: async () => {
+      await gw.close();
+      await p.close();
+      await s.close();
+    },
+  };
+}
+
+function pairModels(p: string, pModel: string, s: string, sModel: string) {
+  return [
+    { name: 'chat', deployments: [{ provider: p, model: pModel }], fallbacks: ['backup'] },
+    { name: 'backup', deployments: [{ provider: s, model: sModel }] },
+  ];
 }
 
 /**

@@ -8,35 +8,20 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCohereServer, type CohereServer } from '../servers/cohere-server.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startNativeFallbackPair, type TestGateway } from '../helpers/gateway.js';
 
 let primary: CohereServer;
 let secondary: CohereServer;
 let gw: TestGateway;
 let client: OpenAI;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  primary = await startCohereServer();
-  secondary = await startCohereServer();
-  gw = await startGateway({
-    resilience: { maxRetries: 0, backoff: { baseMs: 1, maxMs: 1 }, breaker: { failureThreshold: 100 } },
-    providers: [
-      { id: 'co1', type: 'cohere', baseUrl: primary.url, apiKey: '${CO_KEY}' },
-      { id: 'co2', type: 'cohere', baseUrl: secondary.url, apiKey: '${CO_KEY}' },
-    ],
-    models: [
-      { name: 'chat', deployments: [{ provider: 'co1', model: 'command-a' }], fallbacks: ['backup'] },
-      { name: 'backup', deployments: [{ provider: 'co2', model: 'command-r' }] },
-    ],
-  }, { env: { CO_KEY: 'k' } });
+  ({ primary, secondary, gw, close } = await startNativeFallbackPair(startCohereServer, 'cohere', { id: 'co1', model: 'command-a' }, { id: 'co2', model: 'command-r' }));
   client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'unused', maxRetries: 0 });
 });
 
-afterAll(async () => {
-  await gw.close();
-  await primary.close();
-  await secondary.close();
-});
+afterAll(() => close());
 
 const messages = [{ role: 'user' as const, content: 'Hello' }];
 

@@ -8,35 +8,20 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGeminiServer, type GeminiServer } from '../servers/gemini-server.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startNativeFallbackPair, type TestGateway } from '../helpers/gateway.js';
 
 let primary: GeminiServer;
 let secondary: GeminiServer;
 let gw: TestGateway;
 let client: OpenAI;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  primary = await startGeminiServer();
-  secondary = await startGeminiServer();
-  gw = await startGateway({
-    resilience: { maxRetries: 0, backoff: { baseMs: 1, maxMs: 1 }, breaker: { failureThreshold: 100 } },
-    providers: [
-      { id: 'g1', type: 'gemini', baseUrl: primary.url, apiKey: '${GEMINI_KEY}' },
-      { id: 'g2', type: 'gemini', baseUrl: secondary.url, apiKey: '${GEMINI_KEY}' },
-    ],
-    models: [
-      { name: 'chat', deployments: [{ provider: 'g1', model: 'gemini-2.5-flash' }], fallbacks: ['backup'] },
-      { name: 'backup', deployments: [{ provider: 'g2', model: 'gemini-2.5-pro' }] },
-    ],
-  }, { env: { GEMINI_KEY: 'k' } });
+  ({ primary, secondary, gw, close } = await startNativeFallbackPair(startGeminiServer, 'gemini', { id: 'g1', model: 'gemini-2.5-flash' }, { id: 'g2', model: 'gemini-2.5-pro' }));
   client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'unused', maxRetries: 0 });
 });
 
-afterAll(async () => {
-  await gw.close();
-  await primary.close();
-  await secondary.close();
-});
+afterAll(() => close());
 
 const messages = [{ role: 'user' as const, content: 'What is the weather in Paris?' }];
 
