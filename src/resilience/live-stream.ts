@@ -6,7 +6,8 @@
  * no longer fail over silently, and the easy mistakes are all here — a stream
  * cut mid-answer presented as finished, a stalled upstream hanging the client,
  * usage that counts the wrong attempts. So: a stall timer re-armed per chunk
- * (a refresh, no allocation); a cut or stall before `finish_reason` is a
+ * that moves the answer on (a refresh, no allocation; a chunk with nothing in
+ * it is passed on but restarts nothing, see StreamTally.progressed); a cut or stall before `finish_reason` is a
  * failure, never an end; with `streamResume` the text delivered so far is sent
  * back as an assistant prefill and the continuation is streamed on in the same
  * response (ending where it completes a stop sequence the cut split);
@@ -94,6 +95,11 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
   private restartOwed = false;
   /** The consumer holds the last chunk handed out: the stall timer is paused meanwhile. */
   private holding = false;
+  /**
+   * Letting go of what it held owes the stall timer a restart: a chunk that made progress, or
+   * a pause. Not an empty chunk: its release leaves the countdown where it was.
+   */
+  private restartOnRelease = false;
   /** The current attempt's upstream, read pull-style. */
   private src: ChunkPull | IteratorPull<ChatCompletionChunk> | undefined;
   /** A resume in flight: settles (never rejects) when `phase` has moved on. */
@@ -136,7 +142,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
       // The countdown restarts when the next chunk arrives or before waiting for it,
       // not here as well: a stream reads its clock once a chunk, not twice.
       this.holding = false;
-      this.restartOwed = true;
+      if (this.restartOnRelease) this.restartOwed = true;
       this.cur.scope.release(false);
     }
     try {
@@ -175,9 +181,12 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
               this.phase = 'closing';
               break;
             }
-            this.restartOwed = false;
-            this.cur.scope.refresh();
             const out = this.tally.take(r);
+            // Only progress restarts the countdown: chunks with nothing in them, however many, do not.
+            if (this.tally.progressed) {
+              this.restartOwed = false;
+              this.cur.scope.refresh();
+            }
             if (this.tally.finished && !this.graceArmed) {
               this.graceArmed = true;
               this.cur.scope.arm(FINISH_GRACE_MS, 'idle', 'no usage after finish_reason');
@@ -254,6 +263,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
     if (this.holding || this.phase !== 'upstream') return;
     this.cur.scope.hold();
     this.holding = true;
+    this.restartOnRelease = true;
   }
 
   /** The consumer stopped early (client gone): release the upstream and end the stream. Idempotent. */
@@ -289,6 +299,7 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
   private hand(chunk: ChatCompletionChunk): ChatCompletionChunk {
     this.cur.scope.hold();
     this.holding = true;
+    this.restartOnRelease = this.tally.progressed;
     return chunk;
   }
 

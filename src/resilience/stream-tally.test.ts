@@ -161,4 +161,41 @@ describe('StreamTally', () => {
     t.continuation = true;
     expect(t.take(chunk({ function_call: { name: 'f', arguments: '{}' } }))).toMatchObject({ id: 'resp-id', choices: [{ delta: { function_call: { name: 'f' } } }] });
   });
+
+  // The stall timer restarts only on these (live-stream.ts): chunks that carry nothing kept a stream open for ever.
+  it('notes which chunks moved the answer on: text, refusal, reasoning, a call, a finish, usage; not an empty delta, an empty text or a role', () => {
+    const progressed = (c: WithRaw<ChatCompletionChunk>, t = new StreamTally('r', 'm', 1, false)): boolean => (t.take(c), t.progressed);
+    expect(progressed(chunk({ content: 'a' }))).toBe(true);
+    expect(progressed(chunk({ refusal: 'no' }))).toBe(true);
+    expect(progressed(chunk({ content: null, reasoning_content: 'hm' }))).toBe(true);
+    expect(progressed(chunk({ reasoning: 'hm' }))).toBe(true);
+    expect(progressed(chunk({ tool_calls: [{ index: 0, function: { arguments: '{' } }] }))).toBe(true);
+    expect(progressed(chunk({ function_call: { arguments: '{' } }))).toBe(true);
+    expect(progressed(chunk({}, 'stop'))).toBe(true);
+    expect(progressed(usageOnly(1, 1))).toBe(true);
+    expect(progressed(chunk({}, null, { usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }))).toBe(true);
+
+    expect(progressed(chunk({}))).toBe(false);
+    expect(progressed(chunk({ content: '' }))).toBe(false);
+    expect(progressed(chunk({ role: 'assistant', content: '', refusal: null }))).toBe(false);
+    expect(progressed(chunk({ content: null, reasoning_content: '', tool_calls: [] }))).toBe(false);
+    expect(progressed(chunk({}, null, { choices: [], prompt_filter_results: [] }))).toBe(false);
+    // After the finish, whatever comes for the answer is dropped, and is no progress either.
+    const t = new StreamTally('r', 'm', 1, false);
+    t.take(chunk({ content: 'a' }, 'stop'));
+    expect(progressed(chunk({ content: 'late' }), t)).toBe(false);
+    // Each chunk is judged on its own: the flag does not stick.
+    const u = new StreamTally('r', 'm', 1, false);
+    expect(progressed(chunk({ content: 'a' }), u)).toBe(true);
+    expect(progressed(chunk({}), u)).toBe(false);
+  });
+
+  it('text a continuation holds back at a stop sequence\'s seam is progress, though nothing goes out yet', () => {
+    const t = new StreamTally('r', 'm', 1, true);
+    t.take(chunk({ content: 'The end is E' }));
+    t.closeAttempt(1);
+    t.continueAnswer(['END']);
+    expect(t.take(chunk({ content: 'N' }))).toBeUndefined();
+    expect(t.progressed).toBe(true);
+  });
 });

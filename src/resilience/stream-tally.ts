@@ -26,6 +26,13 @@ export class StreamTally {
    */
   private attemptTokens = 0;
   toolCalls = false;
+  /**
+   * The last chunk taken moved the answer on: text, a refusal, reasoning, a tool or function
+   * call, a finish_reason or usage. The stall timer restarts only on those (live-stream.ts): an
+   * upstream sending chunks with nothing in them (`delta: {}`, an empty text, a role again)
+   * would otherwise hold a stream open for ever while its client got nothing.
+   */
+  progressed = false;
   /** Every answer asked for has its finish_reason: the response is complete, whatever follows. */
   finished = false;
   /** With n > 1: the choice indexes that finished so far. */
@@ -110,7 +117,12 @@ export class StreamTally {
   /** Bookkeeping for one chunk; returns what to send the client, if anything. */
   take(chunk: WithRaw<ChatCompletionChunk>): ChatCompletionChunk | undefined {
     const choices = chunk.choices;
-    if (chunk.usage) this.attemptUsage = chunk.usage;
+    // Set at each way out below: usage here, the answer's own progress after the loop.
+    this.progressed = false;
+    if (chunk.usage) {
+      this.attemptUsage = chunk.usage;
+      this.progressed = true;
+    }
     if (choices.length === 0) {
       // The usage-only chunk is held until the end: the total may span attempts.
       if (chunk.usage) {
@@ -125,7 +137,10 @@ export class StreamTally {
     if (this.finished) return undefined;
     // Only a continuation whose prefill ends with the start of a stop sequence: one field test otherwise.
     // Its one choice (several are never resumed) is checked at the seam before it is counted or kept.
-    if (this.seam !== undefined && !this.atSeam(choices[0]!)) return undefined;
+    if (this.seam !== undefined && !this.atSeam(choices[0]!)) {
+      this.progressed = true; // held back, but text all the same (atSeam holds only a piece that has some)
+      return undefined;
+    }
     let content = false;
     for (let i = 0; i < choices.length; i++) {
       const ch = choices[i]!;
@@ -156,7 +171,7 @@ export class StreamTally {
             content = true;
             this.toolCalls = true;
             this.countCall(fn);
-          }
+          } else if (hasReasoning(d)) this.progressed = true; // not `content`: a continuation passes on no reasoning, as before
         }
         // A refusal is the answer too (as at the commit point): a continuation's was dropped unseen.
         if (typeof d.refusal === 'string' && d.refusal.length > 0) content = true;
@@ -167,6 +182,7 @@ export class StreamTally {
         this.finish(ch.index);
       }
     }
+    if (content) this.progressed = true;
     // Kept only when it changed: each chunk's own copy of the same name would outlive the wait for the next.
     // Only a name: a chunk relayed as it came may carry anything there, and the usage chunk the gateway
     // writes with it could not be serialised from an array nested some thousands deep (the stream failed).
@@ -337,6 +353,16 @@ export class StreamTally {
       usage: { ...this.totals },
     };
   }
+}
+
+/**
+ * Reasoning some OpenAI-compatible servers stream beside the answer, passed on as it came:
+ * `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama's /v1). Read only
+ * for a chunk with no text and no call, so a text chunk never gets here.
+ */
+function hasReasoning(d: ChunkChoice['delta']): boolean {
+  const r = d as { reasoning_content?: unknown; reasoning?: unknown };
+  return (typeof r.reasoning_content === 'string' && r.reasoning_content.length > 0) || (typeof r.reasoning === 'string' && r.reasoning.length > 0);
 }
 
 const isCounted = (u: Usage | null | undefined): boolean =>

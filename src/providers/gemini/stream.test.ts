@@ -159,6 +159,24 @@ describe('GeminiChunkStream (fixtures in Gemini wire format)', () => {
     ]);
   });
 
+  // A committed stream's stall timer restarts on chunks that move the answer on (live-stream.ts):
+  // Gemini's events with nothing in them must not become chunks that look like progress.
+  it('events that carry nothing (an empty text, a thought, usage alone, no candidates) yield no chunk', async () => {
+    const text = (t: string, part: Record<string, unknown> = {}, end: Record<string, unknown> = {}) => ({
+      candidates: [{ index: 0, content: { role: 'model', parts: [{ text: t, ...part }] }, ...end }],
+    });
+    const nothing = [text(''), text('planning', { thought: true }), { usageMetadata: { promptTokenCount: 3, totalTokenCount: 3 } }, { candidates: [] }, { candidates: [{ index: 0 }] }];
+    const { chunks, error } = await collect(stream(sse([text('Hi'), ...nothing, ...nothing, text('!', {}, { finishReason: 'STOP' })])));
+    expect(error).toBeUndefined();
+    expect(chunks.map((c) => [c.choices[0]?.delta, c.choices[0]?.finish_reason ?? null])).toEqual([
+      [{ role: 'assistant', content: '', refusal: null }, null],
+      [{ content: 'Hi' }, null],
+      [{ content: '!' }, null],
+      [{}, 'stop'],
+      [undefined, null],
+    ]);
+  });
+
   describe('a candidate that ends empty for a reason that is no answer', () => {
     const frame = (index: number, text: string | undefined, finishReason?: string) => ({
       candidates: [{ index, ...(text !== undefined ? { content: { role: 'model', parts: [{ text }] } } : {}), ...(finishReason ? { finishReason } : {}) }],
