@@ -168,7 +168,9 @@ export function errorFromTransport(err: unknown): UpstreamError {
 // OpenAI's codes for a parameter, or a value of one, that this model does not take (a reasoning
 // model given `max_tokens` or `temperature: 0.2`); others say it in words (Ollama's "does not
 // support tools", Gemini's "Developer instruction is not enabled for models/gemma-3-27b-it").
-const UNSUPPORTED_CODES: ReadonlySet<string> = new Set(['unsupported_parameter', 'unsupported_value', 'OperationNotSupported']);
+// Gemini's MISSING_THOUGHT_SIGNATURE (gemini/no-answer.ts): a history this model takes only with
+// the signatures it left on its function calls, which another model takes as it is.
+const UNSUPPORTED_CODES: ReadonlySet<string> = new Set(['unsupported_parameter', 'unsupported_value', 'OperationNotSupported', 'MISSING_THOUGHT_SIGNATURE']);
 const UNSUPPORTED_RE =
   /\b(?:does not|doesn't|do not) support\b|\bnot supported (?:with|by|for|on) (?:this|the) model|\bonly supported (?:by|on|for) (?:certain|some) models|\bis not enabled for models\//i;
 

@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../config/parse.js';
+import { refusedByThisModel } from '../../resilience/classify.js';
+import { decide } from '../../resilience/policy.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { unanswered } from './no-answer.js';
 import type { GeminiCandidate, GenerateContentResponse } from './wire.js';
@@ -20,6 +23,17 @@ describe('unanswered: a buffered answer whose every candidate ended without one'
       expect(err!.message).toContain(reason);
     },
   );
+
+  it('MISSING_THOUGHT_SIGNATURE is the request\'s fault: a refusal by this model (invalid_request, failed over), not a server failure', () => {
+    for (const candidates of [[empty('MISSING_THOUGHT_SIGNATURE')], [empty('OTHER', 0), empty('MISSING_THOUGHT_SIGNATURE', 1)]]) {
+      const err = unanswered({ candidates, usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 } })!;
+      expect(err).toMatchObject({ category: 'invalid_request', providerCode: 'MISSING_THOUGHT_SIGNATURE', reachedUpstream: true });
+      expect(err.message).toContain('MISSING_THOUGHT_SIGNATURE');
+      // So the executor moves on to the next candidate, without a retry or a breaker failure.
+      expect(refusedByThisModel(err)).toBe(true);
+      expect(decide(err, 0, parseConfig({ providers: [{ id: 'g', type: 'gemini' }] }, {}).resilience, () => 0.5)).toEqual({ next: 'failover', delayMs: 0, cooldownMs: 0, breaker: 'success' });
+    }
+  });
 
   it('an empty candidate without a finishReason (proto3 JSON leaves UNSPECIFIED out), or only thoughts, is none either', () => {
     expect(unanswered({ candidates: [empty(undefined)] })).toMatchObject({ category: 'server', providerCode: 'FINISH_REASON_UNSPECIFIED' });

@@ -195,6 +195,12 @@ describe('GeminiChunkStream (fixtures in Gemini wire format)', () => {
       },
     );
 
+    it('MISSING_THOUGHT_SIGNATURE before any content: the request\'s fault, invalid_request, nothing yielded', async () => {
+      const { chunks, error } = await collect(stream(sse([{ ...frame(0, undefined, 'MISSING_THOUGHT_SIGNATURE'), ...usage }])));
+      expect(error).toMatchObject({ category: 'invalid_request', providerCode: 'MISSING_THOUGHT_SIGNATURE' });
+      expect(chunks).toEqual([]);
+    });
+
     it('after its first token the text stays and the reason ends it as stop', async () => {
       const { chunks, error } = await collect(stream(sse([frame(0, 'Let me check'), frame(0, undefined, 'MALFORMED_FUNCTION_CALL')])));
       expect(error).toBeUndefined();

@@ -12,7 +12,8 @@
  * A candidate that ends empty for a reason that is no answer (MALFORMED_FUNCTION_CALL,
  * OTHER…: map-finish-reason.ts) has its finish held back, as a finish chunk is the
  * executor's commit point: when every candidate ends so, the stream throws `server`
- * before anything reached the client, and the request fails over; once any candidate
+ * (`invalid_request` for MISSING_THOUGHT_SIGNATURE, no-answer.ts) before anything reached
+ * the client, and the request fails over; once any candidate
  * answers, or ends as an answer, the held finishes follow as `stop`.
  * As OpenAI's, every chunk has `system_fingerprint` and each choice `logprobs`
  * (null here: Gemini sends neither), and the role chunk `refusal: null`.
