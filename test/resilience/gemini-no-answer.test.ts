@@ -77,8 +77,77 @@ describe('gemini candidates that end without an answer', () => {
     const kept = await client.chat.completions.create({ model: 'chat', messages, n: 2 }).withResponse();
     expect(kept.response.headers.get('x-switchyard-deployment')).toBe('g1/gemini-2.5-flash');
     expect(kept.data.choices.map((c) => [c.index, c.message.content, c.finish_reason])).toEqual([
-      [0, '', 'stop'],
+      [0, '', 'content_filter'],
       [1, 'Sunny.', 'stop'],
+    ]);
+  });
+});
+
+/**
+ * With n > 1 one candidate may answer while a sibling ends empty: the response is kept, and
+ * the empty choice says it has no answer (content_filter, map-finish-reason.ts) rather than
+ * passing for an empty `stop`, buffered and streamed alike.
+ */
+describe('an empty sibling of a candidate that answered', () => {
+  const answered = { content: { role: 'model', parts: [{ text: 'Sunny.' }] }, finishReason: 'STOP', index: 1 };
+  const usageMetadata = { promptTokenCount: 9, candidatesTokenCount: 2, totalTokenCount: 11 };
+
+  /** The choices the client reads, buffered and streamed, for an empty candidate 0 ended with `reason`. */
+  async function choices(reason: string): Promise<{ buffered: [number, string | null, string | null][]; streamed: [number, string, string | null][] }> {
+    const empty = { finishReason: reason, index: 0 };
+    primary.enqueue({ kind: 'raw', response: { candidates: [empty, answered], usageMetadata, modelVersion: 'gemini-2.5-flash' } });
+    const b = await client.chat.completions.create({ model: 'chat', messages, n: 2 }).withResponse();
+    expect(b.response.headers.get('x-switchyard-deployment')).toBe('g1/gemini-2.5-flash');
+    // Streamed: the answer first, its empty sibling's end after it (the other order: the last test).
+    primary.enqueue({ kind: 'raw', events: [{ candidates: [answered], usageMetadata, modelVersion: 'gemini-2.5-flash' }, { candidates: [empty], usageMetadata }] });
+    const s = await client.chat.completions.create({ model: 'chat', messages, n: 2, stream: true }).withResponse();
+    expect(s.response.headers.get('x-switchyard-deployment')).toBe('g1/gemini-2.5-flash');
+    const streamed = new Map<number, [number, string, string | null]>();
+    for await (const c of s.data) {
+      for (const ch of c.choices) {
+        const got = streamed.get(ch.index) ?? [ch.index, '', null];
+        got[1] += ch.delta.content ?? '';
+        got[2] = ch.finish_reason ?? got[2];
+        streamed.set(ch.index, got);
+      }
+    }
+    return {
+      buffered: b.data.choices.map((c) => [c.index, c.message.content, c.finish_reason]),
+      streamed: [...streamed.values()].sort((x, y) => x[0] - y[0]),
+    };
+  }
+
+  it.each([
+    ['SAFETY', 'content_filter'],
+    ['RECITATION', 'content_filter'],
+    ['PROHIBITED_CONTENT', 'content_filter'],
+    ['MALFORMED_FUNCTION_CALL', 'content_filter'],
+    ['OTHER', 'content_filter'],
+    ['UNEXPECTED_TOOL_CALL', 'content_filter'],
+    // Ends the client can use even when empty: as they are.
+    ['STOP', 'stop'],
+    ['MAX_TOKENS', 'length'],
+  ])('an empty %s sibling ends %s, buffered and streamed, beside the answer', async (reason, finish) => {
+    const { buffered, streamed } = await choices(reason);
+    expect(buffered).toEqual([
+      [0, '', finish],
+      [1, 'Sunny.', 'stop'],
+    ]);
+    expect(streamed).toEqual([
+      [0, '', finish],
+      [1, 'Sunny.', 'stop'],
+    ]);
+  });
+
+  it('streamed, an empty sibling that ends before the answer comes is held, then ends content_filter', async () => {
+    primary.enqueue({ kind: 'raw', events: [{ candidates: [{ finishReason: 'OTHER', index: 0 }] }, { candidates: [answered], usageMetadata, modelVersion: 'gemini-2.5-flash' }] });
+    const finishes: [number, string][] = [];
+    for await (const c of await client.chat.completions.create({ model: 'chat', messages, n: 2, stream: true })) {
+      for (const ch of c.choices) if (ch.finish_reason) finishes.push([ch.index, ch.finish_reason]);
+    }
+    expect(finishes).toEqual([
+      [0, 'content_filter'],
+      [1, 'stop'],
     ]);
   });
 });

@@ -125,6 +125,31 @@ describe('toChatCompletion (fixtures in Gemini wire format)', () => {
       [1, 'B', 'length'],
     ]);
   });
+
+  it('an empty candidate beside one that answered ends content_filter when its reason is no answer, not an empty stop', () => {
+    const empty = (index: number, finishReason: string) => ({ index, finishReason });
+    const out = toChatCompletion(
+      {
+        candidates: [
+          empty(0, 'MALFORMED_FUNCTION_CALL'),
+          { index: 1, content: { parts: [{ text: 'B' }] }, finishReason: 'STOP' },
+          empty(2, 'OTHER'),
+          empty(3, 'SAFETY'),
+          empty(4, 'STOP'),
+          { index: 5, content: { parts: [{ text: 'F' }] }, finishReason: 'MALFORMED_FUNCTION_CALL' },
+        ],
+      },
+      ctx(),
+    );
+    expect(out.choices.map((c) => [c.index, c.message.content, c.finish_reason])).toEqual([
+      [0, '', 'content_filter'],
+      [1, 'B', 'stop'],
+      [2, '', 'content_filter'],
+      [3, '', 'content_filter'],
+      [4, '', 'stop'], // an empty STOP is an answer, an empty one
+      [5, 'F', 'stop'], // the text it has is kept, ended as it would be
+    ]);
+  });
 });
 
 describe('mapFinishReason', () => {
@@ -146,6 +171,20 @@ describe('mapFinishReason', () => {
     [undefined, false, 'stop'],
   ] as const)('%s (tool calls: %s) → %s', (reason, tools, expected) => {
     expect(mapFinishReason(reason, tools)).toBe(expected);
+  });
+
+  // An empty candidate beside one that answered: one that ended for a reason that is no answer says so.
+  it.each([
+    ['MALFORMED_FUNCTION_CALL', 'content_filter'],
+    ['UNEXPECTED_TOOL_CALL', 'content_filter'],
+    ['OTHER', 'content_filter'],
+    ['LANGUAGE', 'content_filter'],
+    [undefined, 'content_filter'],
+    ['SAFETY', 'content_filter'],
+    ['STOP', 'stop'],
+    ['MAX_TOKENS', 'length'],
+  ] as const)('%s, empty → %s', (reason, expected) => {
+    expect(mapFinishReason(reason, false, true)).toBe(expected);
   });
 });
 

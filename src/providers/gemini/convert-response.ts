@@ -90,7 +90,7 @@ export function toChatCompletion(res: GenerateContentResponse, ctx: ResponseCont
       index: typeof c.index === 'number' ? c.index : i,
       message,
       logprobs: null,
-      finish_reason: mapFinishReason(c.finishReason, toolCalls.length > 0),
+      finish_reason: mapFinishReason(c.finishReason, toolCalls.length > 0, !text && toolCalls.length === 0),
     });
   });
 

@@ -13,10 +13,22 @@ const LIMITED = new Set(['MAX_TOKENS', 'CONTINUATION']);
  * turn ends in function calls, so the caller tells us whether it saw any. The
  * reasons that mean the turn went wrong (MALFORMED_FUNCTION_CALL, OTHER, …) end
  * an answer that has content as `stop`: the client keeps what it got.
+ *
+ * `empty`: the candidate has neither text nor a function call. Ended so for a reason that
+ * is no answer (endsWithoutAnswer), it is a choice the provider produced nothing for — met
+ * only beside a sibling that answered (with n > 1), as a response of nothing but such
+ * candidates fails the attempt (no-answer.ts). Its end is `content_filter`: of OpenAI's five
+ * reasons the one that says "this choice's content was withheld", which clients already
+ * treat as no usable answer (skip it, retry, say so). `stop` passed the empty text off as
+ * the model's whole answer (a client picking among the n took it); `length` would invite a
+ * continuation, `tool_calls` an agent loop looking for calls that are not there. A reason
+ * of Gemini's own (`malformed_function_call`) would break typed clients whose decoders
+ * know only those five.
  */
-export function mapFinishReason(reason: string | undefined, hasToolCalls: boolean): FinishReason {
+export function mapFinishReason(reason: string | undefined, hasToolCalls: boolean, empty = false): FinishReason {
   if (reason !== undefined && LIMITED.has(reason)) return 'length';
   if (reason !== undefined && FILTERED.has(reason)) return 'content_filter';
+  if (empty && endsWithoutAnswer(reason)) return 'content_filter';
   return hasToolCalls ? 'tool_calls' : 'stop';
 }
 

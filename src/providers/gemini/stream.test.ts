@@ -219,22 +219,28 @@ describe('GeminiChunkStream (fixtures in Gemini wire format)', () => {
       expect(one.error).toMatchObject({ category: 'server', providerCode: 'OTHER' });
     });
 
-    it('with n = 2, one answer keeps both choices: the empty one\'s held finish follows as stop', async () => {
+    it('with n = 2, one answer keeps both choices: the empty one\'s held finish follows as content_filter', async () => {
       const { chunks, error } = await collect(stream(sse([frame(0, undefined, 'MALFORMED_FUNCTION_CALL'), frame(1, 'B'), frame(1, '!', 'STOP')]), undefined, 2));
       expect(error).toBeUndefined();
       expect(chunks.map((c) => [c.choices[0]?.index, c.choices[0]?.delta.content, c.choices[0]?.finish_reason])).toEqual([
         [0, '', null],
         [1, '', null],
         [1, 'B', null],
-        [0, undefined, 'stop'],
+        [0, undefined, 'content_filter'],
         [1, '!', null],
         [1, undefined, 'stop'],
+      ]);
+      // A sibling that ends so after the answer settled is not held, and ends the same way.
+      const after = await collect(stream(sse([frame(1, 'B', 'STOP'), frame(0, undefined, 'OTHER')]), undefined, 2));
+      expect(finishes(after.chunks)).toEqual([
+        [1, 'stop'],
+        [0, 'content_filter'],
       ]);
       // An empty end that is an answer (STOP) settles it too.
       const stopped = await collect(stream(sse([frame(0, undefined, 'MALFORMED_FUNCTION_CALL'), frame(1, undefined, 'STOP')]), undefined, 2));
       expect(stopped.error).toBeUndefined();
       expect(finishes(stopped.chunks)).toEqual([
-        [0, 'stop'],
+        [0, 'content_filter'],
         [1, 'stop'],
       ]);
     });

@@ -13,8 +13,9 @@
  * OTHER…: map-finish-reason.ts) has its finish held back, as a finish chunk is the
  * executor's commit point: when every candidate ends so, the stream throws `server`
  * (`invalid_request` for MISSING_THOUGHT_SIGNATURE, no-answer.ts) before anything reached
- * the client, and the request fails over; once any candidate
- * answers, or ends as an answer, the held finishes follow as `stop`.
+ * the client, and the request fails over; once any candidate answers, or ends as an
+ * answer, the held finishes follow as `content_filter`, as does the end of a later one
+ * that ends so empty (map-finish-reason.ts says why).
  * As OpenAI's, every chunk has `system_fingerprint` and each choice `logprobs`
  * (null here: Gemini sends neither), and the role chunk `refusal: null`.
  */
@@ -83,7 +84,7 @@ export class GeminiChunkStream implements ChunkStream {
     const settle = (out: ChatCompletionChunk[]): void => {
       if (settled) return;
       settled = true;
-      for (const h of held.splice(0)) out.push(chunk([choice(h.index, {}, mapFinishReason(h.reason, false))]));
+      for (const h of held.splice(0)) out.push(chunk([choice(h.index, {}, mapFinishReason(h.reason, false, true))]));
     };
 
     /** Chunks for one upstream event, in order. */
@@ -130,7 +131,7 @@ export class GeminiChunkStream implements ChunkStream {
             return;
           }
           settle(out);
-          out.push(chunk([choice(index, {}, mapFinishReason(c.finishReason, state.toolCalls > 0))]));
+          out.push(chunk([choice(index, {}, mapFinishReason(c.finishReason, state.toolCalls > 0, !state.answered))]));
         }
       });
       // A blocked prompt arrives as one event with promptFeedback and no candidates. Every
