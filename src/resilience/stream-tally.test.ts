@@ -184,6 +184,11 @@ describe('StreamTally', () => {
     const t = new StreamTally('r', 'm', 1, false);
     t.take(chunk({ content: 'a' }, 'stop'));
     expect(progressed(chunk({ content: 'late' }), t)).toBe(false);
+    // With n > 1, any choice's progress counts.
+    const two = (a: Record<string, unknown>, b: Record<string, unknown>) => chunk({}, null, { choices: [{ index: 0, delta: a, finish_reason: null }, { index: 1, delta: b, finish_reason: null }] });
+    expect(progressed(two({ reasoning_content: 'hm' }, {}), new StreamTally('r', 'm', 1, false, 2))).toBe(true);
+    expect(progressed(two({}, { content: 'b' }), new StreamTally('r', 'm', 1, false, 2))).toBe(true);
+    expect(progressed(two({}, { content: '' }), new StreamTally('r', 'm', 1, false, 2))).toBe(false);
     // Each chunk is judged on its own: the flag does not stick.
     const u = new StreamTally('r', 'm', 1, false);
     expect(progressed(chunk({ content: 'a' }), u)).toBe(true);

@@ -117,13 +117,10 @@ export class StreamTally {
   /** Bookkeeping for one chunk; returns what to send the client, if anything. */
   take(chunk: WithRaw<ChatCompletionChunk>): ChatCompletionChunk | undefined {
     const choices = chunk.choices;
-    // Set at each way out below: usage here, the answer's own progress after the loop.
-    this.progressed = false;
-    if (chunk.usage) {
-      this.attemptUsage = chunk.usage;
-      this.progressed = true;
-    }
+    if (chunk.usage) this.attemptUsage = chunk.usage;
+    // `progressed` is set once on each way out: usage is progress, and so is what the loop finds.
     if (choices.length === 0) {
+      this.progressed = chunk.usage != null;
       // The usage-only chunk is held until the end: the total may span attempts.
       if (chunk.usage) {
         this.usageChunk = chunk;
@@ -134,7 +131,10 @@ export class StreamTally {
     }
     // The answer ended at its finish_reason (with n > 1, every choice's): whatever a server sends for
     // it after that reached the client behind the finish chunk, which every client takes for the end.
-    if (this.finished) return undefined;
+    if (this.finished) {
+      this.progressed = chunk.usage != null;
+      return undefined;
+    }
     // Only a continuation whose prefill ends with the start of a stop sequence: one field test otherwise.
     // Its one choice (several are never resumed) is checked at the seam before it is counted or kept.
     if (this.seam !== undefined && !this.atSeam(choices[0]!)) {
@@ -142,6 +142,8 @@ export class StreamTally {
       return undefined;
     }
     let content = false;
+    /** Reasoning beside the answer: progress, but not `content` (a continuation passes on none, as before). */
+    let reasoning = false;
     for (let i = 0; i < choices.length; i++) {
       const ch = choices[i]!;
       const d = ch.delta;
@@ -171,7 +173,7 @@ export class StreamTally {
             content = true;
             this.toolCalls = true;
             this.countCall(fn);
-          } else if (hasReasoning(d)) this.progressed = true; // not `content`: a continuation passes on no reasoning, as before
+          } else if (hasReasoning(d)) reasoning = true;
         }
         // A refusal is the answer too (as at the commit point): a continuation's was dropped unseen.
         if (typeof d.refusal === 'string' && d.refusal.length > 0) content = true;
@@ -182,7 +184,7 @@ export class StreamTally {
         this.finish(ch.index);
       }
     }
-    if (content) this.progressed = true;
+    this.progressed = content || reasoning || chunk.usage != null;
     // Kept only when it changed: each chunk's own copy of the same name would outlive the wait for the next.
     // Only a name: a chunk relayed as it came may carry anything there, and the usage chunk the gateway
     // writes with it could not be serialised from an array nested some thousands deep (the stream failed).
