@@ -39,7 +39,7 @@ export async function chatStream(
   req: ChatRequest,
   requirements: Requirements,
   life: RequestLifecycle,
-  contentPolicyChain: () => Candidate[],
+  contentPolicyChain: (refused: Candidate) => Candidate[],
 ): Promise<ChatStreamResponse> {
   const { executor, health, clock, resilience } = deps;
   const { run, chain, estimatedTokens } = life;

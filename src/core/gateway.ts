@@ -23,7 +23,7 @@ import type { AdapterFactory, AttemptContext, ProviderAdapter } from '../provide
 import { EventBus } from '../observability/events.js';
 import { newUuid } from '../observability/compact-id.js';
 import { Catalog } from '../routing/catalog.js';
-import { orderSegments } from '../routing/chain.js';
+import { buildContentPolicyChain, type Candidate } from '../routing/chain.js';
 import type { Deployment } from '../routing/deployment.js';
 import { chatRequirements, embeddingsRequirements } from '../routing/requirements.js';
 import { Executor, type AttemptInput, type CapacityGate } from '../resilience/executor.js';
@@ -217,10 +217,7 @@ export function createGateway(config: Config, options: GatewayOptions = {}): Gat
     const req = validated(validateChatRequest, 'chat', request, opts);
     const requirements = chatRequirements(req);
     const life = new RequestLifecycle(lifecycle, req.model, req.stream === true, 'chat', requirements, opts, (m) => estimateRequestTokens(req, m));
-    const contentPolicyChain = () => {
-      const route = catalog.aliases.get(req.model);
-      return route ? orderSegments(route.contentPolicySegments, life.scope, random, []) : [];
-    };
+    const contentPolicyChain = (refused: Candidate) => buildContentPolicyChain(catalog, req.model, refused, life.scope, random);
     if (req.stream === true) return chatStream(streamDeps, req, requirements, life, contentPolicyChain);
     const { run } = life;
     try {

@@ -88,8 +88,8 @@ export interface Attempted<T> {
 
 export interface ChainOptions {
   estimatedTokens: number;
-  /** Segments tried after a content-policy refusal (the alias's contentPolicyFallbacks). */
-  contentPolicyChain?: () => Candidate[];
+  /** Candidates tried after `refused` refused on content policy (the alias's contentPolicyFallbacks; for auto, its tier's). */
+  contentPolicyChain?: (refused: Candidate) => Candidate[];
   /**
    * Keep the scope alive after success (streams): the caller disposes it, and
    * reports the attempt's end (`attemptEnded`) — a stream that breaks after its
@@ -299,7 +299,7 @@ export class Executor {
             contextFloor = { model: d.model, window: Math.max(contextFloor?.window ?? 0, d.contextWindow ?? 0) };
           } else if (decision.next === 'failover_content_policy' && policyError === undefined) {
             policyError = err;
-            const next = opts.contentPolicyChain?.() ?? [];
+            const next = opts.contentPolicyChain?.(cand) ?? [];
             if (next.length === 0) throw clientErrorFor(err);
             candidates = next;
             ci = -1;

@@ -4,7 +4,7 @@ import type { Capability } from '../config/types.js';
 import { seededRandom, type Random } from '../core/clock.js';
 import { GatewayError } from '../core/errors.js';
 import { Catalog } from './catalog.js';
-import { buildChain, type Candidate, type ChainScope } from './chain.js';
+import { buildChain, buildContentPolicyChain, type Candidate, type ChainScope } from './chain.js';
 import { requiresLocal } from './privacy.js';
 import { SELECTORS } from './strategies/index.js';
 import { chatRequirements } from './requirements.js';
@@ -308,6 +308,76 @@ describe('buildChain: auto', () => {
     const e = gatewayError(() => buildChain(bare, 'auto', PLAIN, HALF));
     expect([e.status, e.code]).toEqual([404, 'model_not_found']);
     expect(e.message).not.toContain(', auto');
+  });
+});
+
+describe('buildContentPolicyChain', () => {
+  // Tiers mini → standard → plain. mini falls back to backup; each of mini, backup and standard
+  // declares contentPolicyFallbacks of its own, plain none.
+  const policed = new Catalog(
+    parseConfig(
+      {
+        providers: [{ id: 'sim', type: 'simulated' }],
+        models: [
+          { name: 'mini', deployments: [{ provider: 'sim', model: 'mini', capabilities: ['json'] }], fallbacks: ['backup'], contentPolicyFallbacks: ['open-a'] },
+          { name: 'backup', deployments: [{ provider: 'sim', model: 'backup', capabilities: ['json'] }], contentPolicyFallbacks: ['open-b'] },
+          { name: 'standard', deployments: [{ provider: 'sim', model: 'standard', capabilities: ['tools'] }], contentPolicyFallbacks: ['open-b'] },
+          { name: 'plain', deployments: [{ provider: 'sim', model: 'plain' }] },
+          { name: 'open-a', deployments: [{ provider: 'sim', model: 'open-a' }] },
+          { name: 'open-b', deployments: [{ provider: 'sim', model: 'open-b', capabilities: ['json'] }] },
+        ],
+        auto: { tiers: ['mini', 'standard', 'plain'] },
+      },
+      {},
+    ),
+  );
+  const refusedBy = (chain: Candidate[], key: string) => chain.find((c) => c.deployment.key === key)!;
+
+  it("auto: a refusal moves to the contentPolicyFallbacks of the tier whose chain brought the candidate, as the tier asked for directly would", () => {
+    const chain = buildChain(policed, 'auto', PLAIN, HALF);
+    expect(chain.map((c) => [c.deployment.key, c.tier])).toEqual([
+      ['sim/mini', 'mini'],
+      ['sim/backup', 'mini'],
+      ['sim/standard', 'standard'],
+      ['sim/plain', 'plain'],
+    ]);
+    const fromMini = buildContentPolicyChain(policed, 'auto', chain[0]!, PLAIN, HALF);
+    expect(fromMini.map((c) => [c.deployment.key, c.alias, c.fallback, c.selection, c.tier])).toEqual([['sim/open-a', 'open-a', true, 'auto:open-a (fallback:open-a (weighted))', 'mini']]);
+    // mini's own fallback refusing is mini's refusal: mini's policy fallbacks, not backup's.
+    expect(keys(buildContentPolicyChain(policed, 'auto', refusedBy(chain, 'sim/backup'), PLAIN, HALF))).toEqual(['sim/open-a']);
+    expect(keys(buildContentPolicyChain(policed, 'auto', refusedBy(chain, 'sim/standard'), PLAIN, HALF))).toEqual(['sim/open-b']);
+    // A tier without any: the refusal is the answer, as for the alias.
+    expect(buildContentPolicyChain(policed, 'auto', refusedBy(chain, 'sim/plain'), PLAIN, HALF)).toEqual([]);
+    // Asked directly, mini moves to the same deployments, labelled as the alias's.
+    const direct = buildContentPolicyChain(policed, 'mini', buildChain(policed, 'mini', PLAIN, HALF)[1]!, PLAIN, HALF);
+    expect(direct.map((c) => [c.deployment.key, c.selection, c.tier])).toEqual([['sim/open-a', 'fallback:open-a (weighted)', null]]);
+  });
+
+  it('auto: the tier that served the request is the one whose fallbacks apply (a tools request skips mini)', () => {
+    const tools = scope(['tools']);
+    const chain = buildChain(policed, 'auto', tools, HALF);
+    expect(chain.map((c) => [c.deployment.key, c.tier])).toEqual([
+      ['sim/standard', 'standard'],
+      ['sim/plain', 'plain'],
+    ]);
+    // The tier's policy fallbacks are filtered for the request as its chain is: open-b lacks tools.
+    expect(buildContentPolicyChain(policed, 'auto', chain[0]!, tools, HALF)).toEqual([]);
+    expect(keys(buildContentPolicyChain(policed, 'auto', chain[0]!, PLAIN, HALF))).toEqual(['sim/open-b']);
+  });
+
+  it("auto's policy candidates are built once, and the alias's own keep their labels", () => {
+    const mini = buildChain(policed, 'auto', PLAIN, HALF)[0]!;
+    const a = buildContentPolicyChain(policed, 'auto', mini, PLAIN, HALF);
+    expect(buildContentPolicyChain(policed, 'auto', mini, PLAIN, HALF)[0]).toBe(a[0]);
+    const direct = buildChain(policed, 'mini', PLAIN, HALF)[0]!;
+    expect(buildContentPolicyChain(policed, 'mini', direct, PLAIN, HALF)[0]!.selection).toBe('fallback:open-a (weighted)');
+  });
+
+  it('an alias and a pin carry no tier; a pin has no policy fallbacks', () => {
+    expect(buildChain(catalog, 'fast', PLAIN, HALF).every((c) => c.tier === null)).toBe(true);
+    const pin = buildChain(policed, 'sim/mini', PLAIN, HALF);
+    expect(pin[0]!.tier).toBeNull();
+    expect(buildContentPolicyChain(policed, 'sim/mini', pin[0]!, PLAIN, HALF)).toEqual([]);
   });
 });
 

@@ -19,6 +19,11 @@ export interface Candidate {
   fallback: boolean;
   /** Why it is here, for x-switchyard-selection. */
   selection: string;
+  /**
+   * `auto` only: the tier whose chain brought it (null otherwise), whose contentPolicyFallbacks
+   * its refusal moves to. Every candidate has the field, so all share one shape in the executor.
+   */
+  tier: string | null;
 }
 
 export interface ChainScope {
@@ -79,10 +84,11 @@ function candidatesOf(seg: CachingSegment, reason: string): Candidate[][] | unde
 }
 
 function makeCandidate(seg: Segment, reason: string, rank: number, d: Deployment, labelling: Labelling): Candidate {
-  if (labelling === 'pinned') return { deployment: d, alias: null, fallback: false, selection: 'pinned' };
+  if (labelling === 'pinned') return { deployment: d, alias: null, fallback: false, selection: 'pinned', tier: null };
   const r = rank === 0 ? reason : `${reason}, rank ${rank + 1}`;
   const label = seg.fallback ? `fallback:${seg.alias} (${r})` : r;
-  return { deployment: d, alias: seg.alias, fallback: seg.fallback, selection: labelling === 'auto' ? `auto:${seg.alias} (${label})` : label };
+  if (labelling === 'auto') return { deployment: d, alias: seg.alias, fallback: seg.fallback, selection: `auto:${seg.alias} (${label})`, tier: (seg as AutoSegment).tierAlias };
+  return { deployment: d, alias: seg.alias, fallback: seg.fallback, selection: label, tier: null };
 }
 
 /** `cache`: false for segments made for one request (a pinned target outside the config). */
@@ -169,6 +175,8 @@ function inChain(out: readonly Candidate[], d: Deployment): boolean {
 /** One of `auto`'s segments: which tier brought it, and whether it is that tier's own pool. */
 interface AutoSegment extends Segment {
   tier: number;
+  /** That tier's alias. */
+  tierAlias: string;
   own: boolean;
   /** Some deployment of its pool is in another of auto's segments too: skip those the chain already has. */
   repeats: boolean;
@@ -210,12 +218,44 @@ function autoSegments(catalog: Catalog, tiers: readonly string[]): AutoSegment[]
   for (let tier = 0; tier < tiers.length; tier++) {
     for (const seg of catalog.aliases.get(tiers[tier]!)?.segments ?? []) {
       for (const d of seg.pool) uses.set(d, (uses.get(d) ?? 0) + 1);
-      segments.push({ ...seg, fallback: segments.length > 0, tier, own: seg.alias === tiers[tier], repeats: false });
+      segments.push({ ...seg, fallback: segments.length > 0, tier, tierAlias: tiers[tier]!, own: seg.alias === tiers[tier], repeats: false });
     }
   }
   for (const seg of segments) seg.repeats = seg.pool.some((d) => uses.get(d)! > 1);
   AUTO_SEGMENTS.set(catalog, segments);
   return segments;
+}
+
+/**
+ * A tier's contentPolicyFallbacks as auto's segments (labelled `auto:ALIAS (…)`, the tier
+ * carried), built once a tier: copies, as auto's chain segments are, so the alias's own
+ * candidates keep their labels.
+ */
+const AUTO_POLICY_SEGMENTS = new WeakMap<Catalog, Map<string, AutoSegment[]>>();
+function autoPolicySegments(catalog: Catalog, tierAlias: string): AutoSegment[] {
+  let byTier = AUTO_POLICY_SEGMENTS.get(catalog);
+  if (byTier === undefined) AUTO_POLICY_SEGMENTS.set(catalog, (byTier = new Map()));
+  let segments = byTier.get(tierAlias);
+  if (segments === undefined) {
+    const tier = catalog.autoTiers?.indexOf(tierAlias) ?? -1;
+    segments = (catalog.aliases.get(tierAlias)?.contentPolicySegments ?? []).map((seg) => ({ ...seg, tier, tierAlias, own: false, repeats: false }));
+    byTier.set(tierAlias, segments);
+  }
+  return segments;
+}
+
+/**
+ * The chain a content-policy refusal by `refused` moves to: the requested alias's
+ * contentPolicyFallbacks, whichever of its chain's candidates refused. For `auto`, those of
+ * the tier whose chain the refusing candidate came from, as if the client had asked for that
+ * tier: a tier's own fallback refusing moves to the tier's, not the fallback's. Empty when
+ * there are none (the refusal is the answer), and for a pin.
+ */
+export function buildContentPolicyChain(catalog: Catalog, model: string, refused: Candidate, scope: ChainScope, random: Random): Candidate[] {
+  const route = catalog.aliases.get(model);
+  if (route) return orderSegments(route.contentPolicySegments, scope, random, []);
+  if (refused.tier === null) return [];
+  return orderSegments(autoPolicySegments(catalog, refused.tier), scope, random, [], 'auto');
 }
 
 /** A pinned deployment's one-member segment, built once per configured deployment. */
