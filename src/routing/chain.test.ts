@@ -7,7 +7,7 @@ import { Catalog } from './catalog.js';
 import { buildChain, buildContentPolicyChain, type Candidate, type ChainScope } from './chain.js';
 import { requiresLocal } from './privacy.js';
 import { SELECTORS } from './strategies/index.js';
-import { chatRequirements } from './requirements.js';
+import { chatRequirements, embeddingsRequirements } from './requirements.js';
 
 const HALF: Random = () => 0.5;
 
@@ -308,6 +308,55 @@ describe('buildChain: auto', () => {
     const e = gatewayError(() => buildChain(bare, 'auto', PLAIN, HALF));
     expect([e.status, e.code]).toEqual([404, 'model_not_found']);
     expect(e.message).not.toContain(', auto');
+  });
+});
+
+describe('buildChain: auto on embeddings', () => {
+  // Chat tiers that declare nothing (assumed able), one that declares tools (not able), and
+  // embeddings models: one declared, reached as a tier's fallback, one tier declared, one not.
+  const doc = (declare: boolean) => ({
+    providers: [{ id: 'oa', type: 'openai', apiKey: '${OA_KEY}' }],
+    models: [
+      { name: 'fast', deployments: [{ provider: 'oa', model: 'gpt-4o-mini' }] },
+      { name: 'tooled', deployments: [{ provider: 'oa', model: 'gpt-4.1', capabilities: ['tools'] }], fallbacks: ['embed'] },
+      { name: 'smart', deployments: [{ provider: 'oa', model: 'gpt-4o' }], fallbacks: ['bare-embed'] },
+      { name: 'embed', deployments: [{ provider: 'oa', model: 'text-embedding-3-small', ...(declare ? { capabilities: ['embeddings'] } : {}) }] },
+      { name: 'bare-embed', deployments: [{ provider: 'oa', model: 'text-embedding-ada-002' }] },
+      { name: 'vectors', deployments: [{ provider: 'oa', model: 'text-embedding-3-large', ...(declare ? { capabilities: ['embeddings'] } : {}) }] },
+    ],
+    auto: { tiers: ['fast', 'tooled', 'smart', 'vectors'] },
+  });
+  const declared = new Catalog(parseConfig(doc(true), ENV));
+  const EMBED = { requirements: embeddingsRequirements('hello'), localOnly: false };
+
+  it('deployments that declare embeddings come first, in tier order; those that declare nothing after, as asked before', () => {
+    const chain = buildChain(declared, 'auto', EMBED, HALF);
+    expect(chain.map((c) => [c.deployment.key, c.selection])).toEqual([
+      ['oa/text-embedding-3-large', 'auto:vectors (fallback:vectors (weighted))'],
+      // tooled cannot embed: its fallback waits behind the tiers, as for chat, yet comes before those that declare nothing.
+      ['oa/text-embedding-3-small', 'auto:embed (fallback:embed (weighted))'],
+      ['oa/gpt-4o-mini', 'auto:fast (weighted)'],
+      ['oa/gpt-4o', 'auto:smart (fallback:smart (weighted))'],
+      ['oa/text-embedding-ada-002', 'auto:bare-embed (fallback:bare-embed (weighted))'],
+    ]);
+    // The candidates are those of the chain, not copies.
+    expect(chain[0]).toBe(buildChain(declared, 'auto', EMBED, HALF)[0]);
+  });
+
+  it('when no deployment declares embeddings the tiers keep their order', () => {
+    const undeclared = new Catalog(parseConfig(doc(false), ENV));
+    expect(keys(buildChain(undeclared, 'auto', EMBED, HALF))).toEqual([
+      'oa/gpt-4o-mini',
+      'oa/gpt-4o',
+      'oa/text-embedding-ada-002',
+      'oa/text-embedding-3-large',
+      'oa/text-embedding-3-small',
+    ]);
+  });
+
+  it('chat through auto, and embeddings through an alias, keep the order they had', () => {
+    expect(keys(buildChain(declared, 'auto', PLAIN, HALF))).toEqual(['oa/gpt-4o-mini', 'oa/gpt-4.1', 'oa/text-embedding-3-small', 'oa/gpt-4o', 'oa/text-embedding-ada-002', 'oa/text-embedding-3-large']);
+    expect(keys(buildChain(declared, 'smart', EMBED, HALF))).toEqual(['oa/gpt-4o', 'oa/text-embedding-ada-002']);
   });
 });
 

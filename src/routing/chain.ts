@@ -208,6 +208,25 @@ function orderAutoSegment(out: Candidate[], seg: AutoSegment, scope: ChainScope,
   return seg.repeats ? orderRepeatingSegment(out, seg, scope, random, filtered) : orderSegment(out, seg, scope, random, filtered, 'auto', true);
 }
 
+/**
+ * `auto` on /v1/embeddings: the deployments that declare `embeddings` first, in the chain's
+ * order, then those that declare no features. The tiers are mostly chat aliases, and one that
+ * declares nothing is assumed able (supports()): right for tools or JSON, which most chat
+ * models take, but few chat models embed, so each such tier ahead of the embeddings alias cost
+ * a call its upstream refused. Those that declare nothing stay, behind: an embeddings model
+ * configured without capabilities still serves, and a chat model's refusal passes the request
+ * on without cooling it down (resilience/classify.ts).
+ */
+function declaredEmbeddersFirst(chain: Candidate[]): Candidate[] {
+  let declared = 0;
+  for (const c of chain) if (c.deployment.capabilities.has('embeddings')) declared++;
+  if (declared === 0 || declared === chain.length) return chain;
+  const out: Candidate[] = [];
+  for (const c of chain) if (c.deployment.capabilities.has('embeddings')) out.push(c);
+  for (const c of chain) if (!c.deployment.capabilities.has('embeddings')) out.push(c);
+  return out;
+}
+
 /** `auto`'s segments: each tier's chain (its pool, then its fallbacks), cheapest tier first. Fixed for a catalog, so built once. */
 const AUTO_SEGMENTS = new WeakMap<Catalog, AutoSegment[]>();
 function autoSegments(catalog: Catalog, tiers: readonly string[]): AutoSegment[] {
@@ -280,6 +299,7 @@ export function buildChain(catalog: Catalog, model: string, scope: ChainScope, r
   } else if (model === 'auto' && catalog.autoTiers) {
     // Tiers are listed cheapest first: the first tier that can serve wins, the rest are fall-backs.
     candidates = orderAuto(autoSegments(catalog, catalog.autoTiers), scope, random, filtered);
+    if (scope.requirements.needs.includes('embeddings')) candidates = declaredEmbeddersFirst(candidates);
   } else {
     const d = catalog.pinned(model);
     if (!d) throw new GatewayError(404, 'model_not_found', `The model '${model}' does not exist: use a configured alias${catalog.autoTiers ? ', auto' : ''} or PROVIDER_ID/MODEL`, 'model');
