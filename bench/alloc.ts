@@ -30,7 +30,7 @@ import { functionTable, type ByFunction } from './count-functions.js';
 import { bytesByFunction, type ProfileNode } from './heap-profile.js';
 import { runLoad } from './loadgen.js';
 import { startMock } from './mock-upstream.js';
-import { freePort, httpRequest, LABEL, startGateway, type PathName } from './paths.js';
+import { freePort, httpRequest, LABEL, pathsArg, positiveArg, startGateway, type PathName } from './paths.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -48,16 +48,10 @@ const { values: args } = parseArgs({
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Checkout roots whose prefix file names lose (with the slash after them). */
 const ROOTS = [ROOT, ...(args.baseline ? [resolve(args.baseline)] : [])].map((r) => `${r}/`);
-function positive(name: string, v: string | undefined): number {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got '${v}'`);
-  return n;
-}
+const positive = positiveArg;
 const CASE = args.case as CaseName;
 if (CASE !== 'buffered' && CASE !== 'stream20') throw new Error(`--case: '${args.case}' is not profiled (buffered, stream20)`);
-const paths = args.paths!.split(',') as PathName[];
-for (const p of paths) if (!(p in LABEL)) throw new Error(`--paths: no path '${p}' (${Object.keys(LABEL).join(', ')})`);
-if (paths.includes('baseline') && !args.baseline) throw new Error('--paths baseline needs --baseline DIR');
+const paths = pathsArg(args.paths!, args.baseline);
 
 /** The probe answers a failure with its message. */
 function probeDid(reply: { error?: string }): void {

@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { chatBody, type CaseName } from './bodies.js';
 import { runLoad } from './loadgen.js';
 import { startMock } from './mock-upstream.js';
-import { freePort, httpRequest, LABEL, startGateway, type PathName } from './paths.js';
+import { freePort, httpRequest, LABEL, pathsArg, positiveArg, startGateway } from './paths.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -35,16 +35,10 @@ const { values: args } = parseArgs({
 });
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-function positive(name: string, v: string | undefined): number {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got '${v}'`);
-  return n;
-}
+const positive = positiveArg;
 const CASE = args.case as CaseName;
 if (CASE !== 'buffered' && CASE !== 'stream20') throw new Error(`--case: '${args.case}' is not measured (buffered, stream20)`);
-const paths = args.paths!.split(',') as PathName[];
-for (const p of paths) if (!(p in LABEL)) throw new Error(`--paths: no path '${p}' (${Object.keys(LABEL).join(', ')})`);
-if (paths.includes('baseline') && !args.baseline) throw new Error('--paths baseline needs --baseline DIR');
+const paths = pathsArg(args.paths!, args.baseline);
 
 interface GcTotals {
   scavenges: number;

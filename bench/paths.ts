@@ -170,3 +170,18 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** A command-line number that must be positive (`--name`). */
+export function positiveArg(name: string, v: string | undefined): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got '${v}'`);
+  return n;
+}
+
+/** `--paths` as a list of known paths; `baseline` needs `--baseline DIR`. */
+export function pathsArg(list: string, baseline: string | undefined): PathName[] {
+  const paths = list.split(',') as PathName[];
+  for (const p of paths) if (!(p in LABEL)) throw new Error(`--paths: no path '${p}' (${Object.keys(LABEL).join(', ')})`);
+  if (paths.includes('baseline') && !baseline) throw new Error('--paths baseline needs --baseline DIR');
+  return paths;
+}
