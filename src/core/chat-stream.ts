@@ -43,9 +43,12 @@ export async function chatStream(
 ): Promise<ChatStreamResponse> {
   const { executor, health, clock, resilience } = deps;
   const { run, chain, estimatedTokens } = life;
+  /** The content-policy fallbacks the chain moved to, if a candidate refused the prompt: a resume continues among them. */
+  let policyChain: Candidate[] | undefined;
+  const toPolicyChain = (refused: Candidate) => (policyChain = contentPolicyChain(refused));
   let first;
   try {
-    first = await executor.run(run, chain, attemptStream(req, false, run), { estimatedTokens, contentPolicyChain, keepScope: true });
+    first = await executor.run(run, chain, attemptStream(req, false, run), { estimatedTokens, contentPolicyChain: toPolicyChain, keepScope: true });
   } catch (err) {
     // No candidate failed when the client left: its stream was abandoned, not failed.
     run.streamOutcome = err instanceof AttemptAborted && err.kind === 'client' ? 'client_aborted' : 'failed_before_commit';
@@ -71,7 +74,9 @@ export async function chatStream(
     breaks ??= new Map();
     const own = (breaks.get(key) ?? 0) + 1;
     breaks.set(key, own);
-    const rest = chain.filter((c) => c.deployment.key !== key);
+    // Not back to the deployments that refused this prompt: after a content-policy move, the fallbacks' own chain.
+    const from = policyChain !== undefined && policyChain.includes(current) ? policyChain : chain;
+    const rest = from.filter((c) => c.deployment.key !== key);
     const order = [current, ...rest].filter((c) => supports(c.deployment, 'prefill') && health.available(c.deployment.stateKey));
     // Its latest break is excused once (same deployment first); the sort is stable.
     const rank = (c: Candidate) => (c === current ? own - 1 : (breaks!.get(c.deployment.key) ?? 0));

@@ -304,6 +304,8 @@ export class Executor {
             candidates = next;
             ci = -1;
             contextFloor = undefined;
+            // The refusing alias's throttled deployments would refuse as it did: not worth a wait any more.
+            dropAlias(throttled, cand.alias);
           }
           break;
         }
@@ -314,7 +316,8 @@ export class Executor {
 
     if (throttled.length > 0 && this.deps.gate?.wait && !opts.waited) {
       // Nobody could serve right now, but some only lacked local capacity: wait for the earliest.
-      const waited = await this.waitForCapacity(run, throttled, attempt, opts);
+      // A candidate served after the wait may refuse on content policy too: it moves to the fallbacks then, unless they are where it came from.
+      const waited = await this.waitForCapacity(run, throttled, attempt, policyError === undefined ? opts : { ...opts, contentPolicyChain: undefined });
       if ('value' in waited) return waited;
       // What the wait ended on replaces what was known before it: by now the pre-wait
       // estimate has passed, and may say "1 s" of a deployment the upstream blocked for longer.
@@ -351,7 +354,7 @@ export class Executor {
     if (!('candidate' in got)) return got;
     // Capacity is reserved: run just that candidate through the ordinary loop.
     try {
-      return await this.run(run, [got.candidate], attempt, { ...opts, contentPolicyChain: undefined, reserved: got.lease, waited: true });
+      return await this.run(run, [got.candidate], attempt, { ...opts, reserved: got.lease, waited: true });
     } catch (err) {
       // It was sent and refused for now (a 429 with a long Retry-After, a breaker it opened): when it
       // said it is back, not "in a second".
@@ -396,5 +399,12 @@ const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CON
 /** `server` without a status is an answer that could not be read (malformed JSON, the wrong shape): it came, so the request arrived. */
 const mayHaveReachedUpstream = (e: UpstreamError) =>
   e.reachedUpstream ?? (e.category === 'timeout' || e.category === 'server' || (e.category === 'network' && !NOT_SENT.has(e.providerCode ?? '')));
+
+/** Removes, in place, the candidates that `alias` brought. */
+function dropAlias(list: Candidate[], alias: string | null): void {
+  let kept = 0;
+  for (const c of list) if (c.alias !== alias) list[kept++] = c;
+  list.length = kept;
+}
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;

@@ -5,8 +5,9 @@
  * request deadline. One client request becomes a tight loop of upstream calls.
  */
 import { afterEach, expect, it } from 'vitest';
-import { startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { answersCompletion, sleep, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { VirtualClock } from '../helpers/virtual-clock.js';
 
 const refusal = JSON.stringify({ error: { message: 'Your request was rejected by our content_policy', type: 'invalid_request_error', code: 'content_policy_violation', param: null } });
 
@@ -48,4 +49,108 @@ it('a refusing content-policy fallback ends the request, it does not loop until 
   expect(a.hits.length).toBe(1);
   expect(res.status).toBe(400);
   expect(body.error.code).toBe('content_policy_violation');
+});
+
+/**
+ * A request that waited for capacity and was then refused on content policy by the
+ * deployment it waited for still had the alias's contentPolicyFallbacks to go to: the
+ * waited-for attempt ran without them, and the refusal went back to the client.
+ */
+it('a deployment served after a capacity wait that refuses on content policy moves to the fallbacks', async () => {
+  const a = await startRawUpstream((res) => {
+    res.writeHead(400, { 'content-type': 'application/json' });
+    res.end(refusal);
+  });
+  const b = await startRawUpstream(answersCompletion('m-b', 'fine'));
+  up = [a, b];
+  const clock = new VirtualClock();
+  gw = await startGateway(
+    {
+      resilience: { deadlineMs: 300_000, requestTimeoutMs: 120_000, throttleMaxWaitMs: 120_000 },
+      providers: [
+        { id: 'a', type: 'openai', baseUrl: a.url, rpm: 1 },
+        { id: 'b', type: 'openai', baseUrl: b.url },
+      ],
+      models: [
+        { name: 'main', deployments: [{ provider: 'a', model: 'm-a' }], contentPolicyFallbacks: ['lenient'] },
+        { name: 'lenient', deployments: [{ provider: 'b', model: 'm-b' }] },
+      ],
+    },
+    { clock },
+  );
+  const ask = () =>
+    fetch(`${gw!.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'main', messages: [{ role: 'user', content: 'x' }] }),
+    });
+  // The first request spends `a`'s one request a minute (refused there, answered by `b`).
+  expect((await ask()).status).toBe(200);
+  // The second waits for `a`'s capacity, is refused by `a` again, and is answered by `b`.
+  const idle = clock.pending;
+  const second = ask();
+  // Its deadline and its wait for `a` are armed; time moves a second at a time until `a` refills
+  // (about a minute) and is asked, then stands still while the real sockets answer.
+  while (clock.pending < idle + 2) await sleep(5);
+  for (let s = 0; a.hits.length < 2 && s < 120; s++) {
+    await clock.advance(1000);
+    await sleep(2);
+  }
+  const res = await second;
+  expect(a.hits.length).toBe(2);
+  expect(b.hits.length).toBe(2);
+  expect(res.status).toBe(200);
+  expect(res.headers.get('x-switchyard-deployment')).toBe('b/m-b');
+});
+
+/**
+ * After a refusal on content policy, the refusing alias's other deployments serve the same
+ * model: one of them that was only throttled is not waited for when the fallbacks fail
+ * (the wait would have ended in the same refusal, a minute later).
+ */
+it('a throttled sibling of the refusing deployment is not waited for once the fallbacks fail', async () => {
+  const strict = await startRawUpstream((res) => {
+    res.writeHead(400, { 'content-type': 'application/json' });
+    res.end(refusal);
+  });
+  // Answers the first request, then is down.
+  const lenient = await startRawUpstream((res, _hit, n) => {
+    if (n === 1) return answersCompletion('m-l', 'fine')(res, _hit, n);
+    res.writeHead(503, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } }));
+  });
+  up = [strict, lenient];
+  const clock = new VirtualClock();
+  gw = await startGateway(
+    {
+      resilience: { deadlineMs: 300_000, throttleMaxWaitMs: 120_000, maxRetries: 0 },
+      providers: [
+        { id: 'a1', type: 'openai', baseUrl: strict.url, rpm: 1 },
+        { id: 'a2', type: 'openai', baseUrl: strict.url },
+        { id: 'l', type: 'openai', baseUrl: lenient.url },
+      ],
+      models: [
+        // a1 first (by weight), then a2: the same model behind two keys.
+        { name: 'main', deployments: [{ provider: 'a1', model: 'm', weight: 1e9 }, { provider: 'a2', model: 'm', weight: 1e-9 }], contentPolicyFallbacks: ['lenient'] },
+        { name: 'lenient', deployments: [{ provider: 'l', model: 'm-l' }] },
+      ],
+    },
+    { clock },
+  );
+  const ask = () =>
+    fetch(`${gw!.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'main', messages: [{ role: 'user', content: 'x' }] }),
+    });
+  // a1 refuses (its one request a minute spent), the fallback answers.
+  expect((await ask()).status).toBe(200);
+  // a1 is throttled, a2 refuses, the fallback is down: the refusal is the answer, at once.
+  const t0 = clock.now();
+  const res = await ask();
+  expect(res.status).toBe(400);
+  expect(((await res.json()) as { error: { code: string } }).error.code).toBe('content_policy_violation');
+  expect(clock.now()).toBe(t0);
+  expect(strict.hits.length).toBe(2);
+  expect(lenient.hits.length).toBe(2);
 });
