@@ -590,10 +590,22 @@ describe('categorize by status range', () => {
       {},
       NOW,
     );
-    for (const e of [openai, azure]) {
+    // Gemini, embeddings on a chat model: a 404 that names the operation.
+    const gemini = errorFromResponse(
+      404,
+      JSON.stringify({ error: { code: 404, message: 'models/gemini-2.5-flash is not found for API version v1beta, or is not supported for batchEmbedContents. Call ListModels to see the list of available models and their supported methods.', status: 'NOT_FOUND' } }),
+      {},
+      NOW,
+    );
+    // Ollama: a 500 from its runner (and so from its OpenAI-compatible route), a 400 where it checks first.
+    const ollama = errorFromResponse(400, JSON.stringify({ error: 'this model does not support embeddings' }), {}, NOW);
+    const ollamaCompat = errorFromResponse(500, JSON.stringify({ error: { message: 'this model does not support embeddings', type: 'api_error', param: null, code: null } }), {}, NOW);
+    for (const e of [openai, azure, gemini, ollama, ollamaCompat]) {
       expect(e.category).toBe('invalid_request');
       expect(refusedByThisModel(e)).toBe(true);
     }
+    // Gemini's chat twin is how it names a model that is gone: still not_found.
+    expect(categorize(404, 'models/gemini-pro is not found for API version v1beta, or is not supported for generateContent.')).toBe('not_found');
     // No access to a model at all is still the deployment's problem.
     expect(categorize(403, 'You are not allowed to sample from this model')).toBe('auth');
   });

@@ -24,11 +24,16 @@ const RATE_RE = /rate[_ ]limit|resource[_ ]exhausted|quota|too many requests/i;
 const RETIRED_RE = /model_decommissioned|\bmodel\b.{0,100}?\b(?:is no longer available|has been (?:decommissioned|retired|deprecated))/i;
 // A model asked for an operation it does not do: OpenAI answers embeddings on a chat model with
 // 403 "You are not allowed to generate embeddings from this model", Azure with 400
-// OperationNotSupported "The embeddings operation does not work with the specified model". Said of
-// this request's endpoint, not of the credentials or the deployment: read as auth, one embeddings
-// request sent through chat deployments (auto's tiers, or a chat alias) cooled every one of them
-// down for chat traffic too.
-const WRONG_OPERATION_RE = /not allowed to generate embeddings from this model|operation does not work with the specified model/i;
+// OperationNotSupported "The embeddings operation does not work with the specified model", Gemini
+// with 404 NOT_FOUND "models/… is not found for API version v1beta, or is not supported for
+// batchEmbedContents", Ollama with a 500 "this model does not support embeddings" (its runner's
+// error). Said of this request's endpoint, not of the credentials or the deployment: read as auth,
+// a missing model or a server fault, one embeddings request sent through chat deployments (auto's
+// tiers, or a chat alias) cooled every one of them down, or opened their breakers, for chat
+// traffic too. Gemini's chat twin ("… not supported for generateContent") stays not_found: it is
+// how Gemini names a model that is gone, the usual reason for it.
+const WRONG_OPERATION_RE =
+  /not allowed to generate embeddings from this model|operation does not work with the specified model|not supported for (?:batchE|e)mbedContents?\b|\bdoes not support embeddings\b/i;
 
 export function header(headers: UpstreamHeaders | undefined, name: string): string | undefined {
   const v = headers?.[name];
@@ -39,13 +44,14 @@ export function header(headers: UpstreamHeaders | undefined, name: string): stri
 export function categorize(status: number, text: string): ErrorCategory {
   if (status === 429) return OVERLOADED_RE.test(text) && !RATE_RE.test(text) ? 'overloaded' : 'rate_limited';
   if (status === 529) return 'overloaded';
+  // Whatever the status (403, 404, 500): the request's operation, not the deployment, was refused.
+  if (status >= 400 && WRONG_OPERATION_RE.test(text)) return 'invalid_request';
   if (status === 504) return 'timeout';
   if (status >= 500) {
     if (OVERLOADED_RE.test(text)) return 'overloaded';
     return 'server';
   }
   if (status === 401 || status === 403) {
-    if (WRONG_OPERATION_RE.test(text)) return 'invalid_request';
     // Some providers answer 403 for a policy block; most mean bad credentials.
     return POLICY_RE.test(text) && !/api[_ ]?key|credential|permission|auth/i.test(text) ? 'content_policy' : 'auth';
   }

@@ -18,7 +18,9 @@
  *   request's, so another candidate should serve.
  * - PERMISSION_DENIED / UNAUTHENTICATED → auth; NOT_FOUND → not_found (a model
  *   name Gemini does not serve: the deployment's fault, so another candidate
- *   should serve); DEADLINE_EXCEEDED → timeout; INTERNAL → server.
+ *   should serve), except when it says the model does not embed (the request's
+ *   operation, read as the generic table reads it); DEADLINE_EXCEEDED → timeout;
+ *   INTERNAL → server.
  */
 import { errorFromResponse, parseErrorBody } from '../../resilience/classify.js';
 import { UpstreamError, type ErrorCategory } from '../../resilience/upstream-error.js';
@@ -69,7 +71,8 @@ function category(status: string | undefined, message: string, e: GeminiErrorBod
     case 'UNAUTHENTICATED':
       return 'auth';
     case 'NOT_FOUND':
-      return 'not_found';
+      // "… or is not supported for batchEmbedContents": embeddings asked of a chat model (classify.ts).
+      return fallback === 'invalid_request' ? fallback : 'not_found';
     case 'DEADLINE_EXCEEDED':
       return 'timeout';
     case 'INTERNAL':
