@@ -604,6 +604,15 @@ describe('categorize by status range', () => {
       expect(e.category).toBe('invalid_request');
       expect(refusedByThisModel(e)).toBe(true);
     }
+    // Gemini 3 behind its OpenAI-compatible endpoint, given tool calls from another model's turn.
+    const signature = errorFromResponse(
+      400,
+      JSON.stringify([{ error: { code: 400, message: 'Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:lookup` , position 2. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.', status: 'INVALID_ARGUMENT' } }]),
+      {},
+      NOW,
+    );
+    expect(signature.category).toBe('invalid_request');
+    expect(refusedByThisModel(signature)).toBe(true);
     // Gemini's chat twin is how it names a model that is gone: still not_found.
     expect(categorize(404, 'models/gemini-pro is not found for API version v1beta, or is not supported for generateContent.')).toBe('not_found');
     // No access to a model at all is still the deployment's problem.

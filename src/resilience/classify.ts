@@ -175,10 +175,12 @@ export function errorFromTransport(err: unknown): UpstreamError {
 // model given `max_tokens` or `temperature: 0.2`); others say it in words (Ollama's "does not
 // support tools", Gemini's "Developer instruction is not enabled for models/gemma-3-27b-it").
 // Gemini's MISSING_THOUGHT_SIGNATURE (gemini/no-answer.ts): a history this model takes only with
-// the signatures it left on its function calls, which another model takes as it is.
+// the signatures it left on its function calls, which another model takes as it is. Gemini 3
+// behind its OpenAI-compatible endpoint says the same with a 400 INVALID_ARGUMENT "Function call
+// is missing a thought_signature in functionCall parts" (a history begun on another model).
 const UNSUPPORTED_CODES: ReadonlySet<string> = new Set(['unsupported_parameter', 'unsupported_value', 'OperationNotSupported', 'MISSING_THOUGHT_SIGNATURE']);
 const UNSUPPORTED_RE =
-  /\b(?:does not|doesn't|do not) support\b|\bnot supported (?:with|by|for|on) (?:this|the) model|\bonly supported (?:by|on|for) (?:certain|some) models|\bis not enabled for models\//i;
+  /\b(?:does not|doesn't|do not) support\b|\bnot supported (?:with|by|for|on) (?:this|the) model|\bonly supported (?:by|on|for) (?:certain|some) models|\bis not enabled for models\/|\bmissing a thought_signature\b/i;
 
 /**
  * An invalid_request that refuses what this model does not take, not the request as such:
