@@ -100,6 +100,8 @@ export interface ChatRequest {
   function_call?: 'none' | 'auto' | { name: string } | null;
   response_format?: ResponseFormat | null;
   user?: string | null;
+  /** OpenAI's values: none, minimal, low, medium, high, xhigh (checked as a string: the list grows). Native adapters map it (providers/reasoning-effort.ts). */
+  reasoning_effort?: string | null;
   [key: string]: unknown;
 }
 
@@ -122,6 +124,8 @@ export interface AssistantMessage {
   /** Legacy function calling: the one call, in place of `tool_calls`. */
   function_call?: FunctionCall;
   refusal?: string | null;
+  /** The model's reasoning (thinking) text, where the upstream returns it: DeepSeek's and vLLM's field, which native adapters fill too. */
+  reasoning_content?: string;
 }
 
 export interface ChatChoice {
@@ -155,6 +159,8 @@ export interface ChunkDelta {
   tool_calls?: ToolCallDelta[];
   function_call?: Partial<FunctionCall>;
   refusal?: string | null;
+  /** A piece of the model's reasoning, before (or between) its answer's pieces. */
+  reasoning_content?: string;
 }
 
 export interface ChunkChoice {

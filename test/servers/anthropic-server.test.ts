@@ -190,4 +190,63 @@ describe('anthropic loopback server, driven by the official SDK', () => {
     const five = Array.from({ length: 5 }, (_, i) => ({ type: 'text' as const, text: `part ${i}`, cache_control: mark }));
     await expect(client.messages.create({ model: MODEL, max_tokens: 8, messages: [{ role: 'user', content: five }] })).rejects.toBeInstanceOf(BadRequestError);
   });
+
+  it('speaks extended thinking as the SDK parses it: thinking and redacted_thinking blocks, thinking_delta and signature_delta events', async () => {
+    const reply = { thinking: 'Two plus two is four.', redactedThinking: 'EmwKAhgBEgy3va3pzix', text: '4', chunkSize: 6 };
+    server.enqueue(reply, reply);
+    const params = {
+      model: MODEL,
+      max_tokens: 4096,
+      thinking: { type: 'enabled' as const, budget_tokens: 2048 },
+      messages: [{ role: 'user' as const, content: '2 + 2?' }],
+    };
+    const buffered = await client.messages.create(params);
+    const stream = client.messages.stream(params);
+    const deltas: string[] = [];
+    stream.on('thinking', (delta) => deltas.push(delta));
+    let signature = '';
+    stream.on('signature', (s) => (signature = s));
+    const streamed = await stream.finalMessage();
+    for (const msg of [buffered, streamed]) {
+      expect(msg.content).toEqual([
+        { type: 'thinking', thinking: 'Two plus two is four.', signature: 'c2lnbmF0dXJl' },
+        { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix' },
+        expect.objectContaining({ type: 'text', text: '4' }),
+      ]);
+    }
+    expect(deltas.join('')).toBe('Two plus two is four.');
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(signature).toBe('c2lnbmF0dXJl');
+  });
+
+  it('takes adaptive thinking with output_config.effort, and refuses what the real API refuses beside thinking', async () => {
+    const ok = await client.messages.create({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 4096,
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'medium' },
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(ok.type).toBe('message');
+    expect(server.requests.at(-1)!.body).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'medium' } });
+    const base = { model: MODEL, max_tokens: 4096, messages: [{ role: 'user' as const, content: 'hi' }] };
+    const enabled = { type: 'enabled' as const, budget_tokens: 2048 };
+    const refusals: [Record<string, unknown>, RegExp][] = [
+      [{ thinking: { type: 'enabled', budget_tokens: 512 } }, /greater than or equal to 1024/],
+      [{ thinking: { type: 'enabled', budget_tokens: 4096 } }, /`max_tokens` must be greater than `thinking.budget_tokens`/],
+      [{ thinking: enabled, temperature: 0.5 }, /`temperature` may only be set to 1 when thinking is enabled/],
+      [{ thinking: enabled, top_p: 0.5 }, /`top_p` must be greater than or equal to 0.95/],
+      [{ thinking: enabled, tools: [weatherTool], tool_choice: { type: 'any' } }, /tool_choice forces tool use/],
+      [{ thinking: enabled, messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Once' }] }, /must start with a thinking block/],
+      [{ thinking: { type: 'adaptive' }, output_config: { effort: 'extreme' } }, /output_config.effort/],
+    ];
+    // The adapter's version, which still takes sampling parameters.
+    const pinned = new Anthropic({ apiKey: 'sk-ant-test', baseURL: server.url, maxRetries: 0, defaultHeaders: { 'anthropic-version': '2023-06-01' } });
+    for (const [over, message] of refusals) {
+      const err = await pinned.messages.create({ ...base, ...over } as never).catch((e: unknown) => e);
+      expect(err, JSON.stringify(over)).toBeInstanceOf(BadRequestError);
+      expect((err as BadRequestError).message).toMatch(message);
+    }
+  });
 });
+

@@ -15,8 +15,9 @@
  * no sampling parameters on version 2026-10-21, the required fields, roles, non-blank text,
  * no trailing whitespace on a final assistant prefill, tool results that
  * answer the previous assistant turn's tool_use ids, tool_use ids unique in
- * the whole conversation, stop sequences that are not whitespace only, and
- * prompt-cache breakpoints (`cache_control`: its shape, at most four).
+ * the whole conversation, stop sequences that are not whitespace only,
+ * prompt-cache breakpoints (`cache_control`: its shape, at most four), and
+ * extended thinking's rules (thinkingProblem).
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { sseEvent, startScriptedServer, type ScriptedServer } from './scripted-server.js';
@@ -43,6 +44,8 @@ export interface MessageReply {
   toolUses?: ToolUseSpec[];
   /** A thinking block before everything else (its deltas are streamed too). */
   thinking?: string;
+  /** A redacted_thinking block (its encrypted `data`) after the thinking block: streamed whole in its content_block_start. */
+  redactedThinking?: string;
   /** Default: `tool_use` when there are tool uses, else `end_turn`. */
   stopReason?: string;
   stopSequence?: string | null;
@@ -217,7 +220,48 @@ function validate(body: Json, version: string): string | undefined {
     }
     previousToolUses = toolUses;
   }
-  return cacheControlProblem(body);
+  return thinkingProblem(body) ?? cacheControlProblem(body);
+}
+
+const THINKING_DOCS = 'Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking';
+
+/**
+ * What the API refuses with extended thinking on: a budget under 1024 or not under max_tokens, an
+ * effort it does not have, temperature other than 1, top_p under 0.95, a forced tool call, and a
+ * last assistant turn (a prefill, or the one whose tool calls are being answered) that does not
+ * start with its thinking block.
+ */
+function thinkingProblem(body: Json): string | undefined {
+  const effort = (body.output_config as Json | undefined)?.effort;
+  if (effort !== undefined && !['low', 'medium', 'high', 'max'].includes(String(effort))) {
+    return "output_config.effort: Input should be 'low', 'medium', 'high' or 'max'";
+  }
+  const thinking = body.thinking as Json | undefined;
+  if (thinking === undefined || thinking.type === 'disabled') return undefined;
+  if (thinking.type === 'enabled') {
+    const budget = thinking.budget_tokens;
+    if (typeof budget !== 'number' || !Number.isInteger(budget)) return 'thinking.enabled.budget_tokens: Field required';
+    if (budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+    if (typeof body.max_tokens === 'number' && body.max_tokens <= budget) return `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. ${THINKING_DOCS}`;
+  } else if (thinking.type !== 'adaptive') {
+    return "thinking: Input tag does not match any of the expected tags: 'adaptive', 'disabled', 'enabled'";
+  }
+  if (body.temperature !== undefined && body.temperature !== 1) return `\`temperature\` may only be set to 1 when thinking is enabled. ${THINKING_DOCS}`;
+  if (typeof body.top_p === 'number' && body.top_p < 0.95) return `\`top_p\` must be greater than or equal to 0.95 or unset when thinking is enabled. ${THINKING_DOCS}`;
+  const choice = (body.tool_choice as Json | undefined)?.type;
+  if (choice === 'any' || choice === 'tool') return `Thinking may not be enabled when tool_choice forces tool use. ${THINKING_DOCS}`;
+  const messages = body.messages as Json[];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== 'assistant') continue;
+    const blocks = Array.isArray(m.content) ? (m.content as Block[]) : [{ type: 'text' }];
+    const final = i === messages.length - 1;
+    if ((final || blocks.some((b) => b.type === 'tool_use')) && blocks[0]?.type !== 'thinking' && blocks[0]?.type !== 'redacted_thinking') {
+      return `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${blocks[0]?.type ?? 'text'}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block. ${THINKING_DOCS}`;
+    }
+    break;
+  }
+  return undefined;
 }
 
 /** Prompt-cache breakpoints: Anthropic's one shape, and at most four a request (tools, system, messages and tool results alike). */
@@ -252,6 +296,7 @@ interface BuiltMessage extends Json {
 function buildMessage(reply: MessageReply, body: Json, n: number): BuiltMessage {
   const content: Block[] = [];
   if (reply.thinking !== undefined) content.push({ type: 'thinking', thinking: reply.thinking, signature: 'c2lnbmF0dXJl' });
+  if (reply.redactedThinking !== undefined) content.push({ type: 'redacted_thinking', data: reply.redactedThinking });
   const text = reply.text ?? (reply.toolUses?.length ? undefined : DEFAULT_REPLY_TEXT);
   if (text !== undefined) content.push({ type: 'text', text });
   (reply.toolUses ?? []).forEach((t, i) => {
@@ -306,6 +351,8 @@ export function messageEvents(message: BuiltMessage, chunkSize = 8): { event: st
         add({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking } });
       }
       add({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } });
+    } else if (block.type === 'redacted_thinking') {
+      add({ type: 'content_block_start', index, content_block: { type: 'redacted_thinking', data: block.data } });
     }
     add({ type: 'content_block_stop', index });
   });

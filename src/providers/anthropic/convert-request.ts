@@ -26,6 +26,8 @@
  * API version 2026-10-21 removed temperature/top_p (a 400 if sent): with
  * `sampling: false` they are left out.
  *
+ * `reasoning_effort` becomes extended thinking (thinking.ts says how, and when it cannot).
+ *
  * Prompt-cache breakpoints (`cache_control`) go out where the client put them:
  * on a part, on a message (its last block), on a tool. A system prompt with one
  * goes out as blocks, one a system message's text (each part its own block when
@@ -34,6 +36,8 @@
 import type { ChatMessage, ChatRequest, ResponseFormat, TextPart } from '../../protocol/openai.js';
 import { cacheControlOf, contentBlocks, markLast, marked, plainText, pushText, unsupported } from './convert-content.js';
 import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_ROLES, toolSelection, withToolCallIds, type ToolSelection } from '../request-options.js';
+import { reasoningEffortOf } from '../reasoning-effort.js';
+import { applyThinking } from './thinking.js';
 import type {
   AnthropicCacheControl,
   AnthropicContentBlock,
@@ -118,9 +122,10 @@ export function toAnthropicRequest(
   const formatInstruction = responseFormatInstruction(responseFormat(req, 'anthropic'));
   if (formatInstruction) system.push({ type: 'text', text: formatInstruction });
 
+  const clientMax = req.max_completion_tokens ?? req.max_tokens ?? undefined;
   const body: AnthropicRequest = {
     model,
-    max_tokens: req.max_completion_tokens ?? req.max_tokens ?? DEFAULT_MAX_TOKENS,
+    max_tokens: clientMax ?? DEFAULT_MAX_TOKENS,
     messages: turns.map(toMessageParam),
   };
   if (system.length > 0) body.system = isMarked(system) ? system : joined(system);
@@ -161,6 +166,9 @@ export function toAnthropicRequest(
     }
   }
   if (stream) body.stream = true;
+  // Last: it reads the converted turns and tool choice, and drops the sampling set above.
+  const effort = reasoningEffortOf(req);
+  if (effort !== undefined) applyThinking(body, effort, model, clientMax, DEFAULT_MAX_TOKENS);
   if (breakpoints(body) > MAX_CACHE_BREAKPOINTS) {
     throw unsupported(`more than ${MAX_CACHE_BREAKPOINTS} cache_control breakpoints in one request`, 'messages');
   }

@@ -54,7 +54,7 @@ describe('toChatCompletion details', () => {
     expect(c.choices[0]!.finish_reason).toBe('tool_calls');
   });
 
-  it('skips thinking blocks and joins text blocks', () => {
+  it('gives thinking blocks as reasoning_content, skips redacted ones, and joins text blocks', () => {
     const c = toChatCompletion(
       message({
         content: [
@@ -67,6 +67,12 @@ describe('toChatCompletion details', () => {
       CREATED,
     );
     expect(c.choices[0]!.message.content).toBe('Hello world');
+    expect(c.choices[0]!.message.reasoning_content).toBe('secret');
+  });
+
+  it('has no reasoning_content without thinking', () => {
+    const c = toChatCompletion(message({ content: [{ type: 'text', text: 'Hi' }] }), CREATED);
+    expect(c.choices[0]!.message).not.toHaveProperty('reasoning_content');
   });
 
   it('an empty answer is an empty string, not null', () => {

@@ -71,11 +71,13 @@ export const stringOr = (v: unknown): string => (typeof v === 'string' ? v : '')
  */
 export function toChatCompletion(msg: AnthropicMessage, created: number, prefillTrim = ''): ChatCompletion {
   let text = '';
+  let reasoning = '';
   const toolCalls: ToolCall[] = [];
   for (const block of msg.content) {
     // A block that is not an object is skipped, as the stream skips a malformed event.
     if (block === null || typeof block !== 'object') continue;
     if (block.type === 'text' && typeof block.text === 'string') text += block.text;
+    else if (block.type === 'thinking' && typeof block.thinking === 'string') reasoning += block.thinking;
     else if (block.type === 'tool_use') {
       toolCalls.push({
         id: stringOr(block.id),
@@ -83,7 +85,8 @@ export function toChatCompletion(msg: AnthropicMessage, created: number, prefill
         function: { name: stringOr(block.name), arguments: toolArgumentsJson(block.input ?? {}) },
       });
     }
-    // thinking, redacted_thinking and server-tool blocks have no OpenAI form.
+    // redacted_thinking holds only encrypted reasoning (no text to show); server-tool blocks have no OpenAI form.
+    // Signatures are dropped: an OpenAI client cannot send thinking blocks back (thinking.ts).
   }
   if (prefillTrim) text = text.slice(overlap(text, prefillTrim));
   const completion: ChatCompletion = {
@@ -99,6 +102,7 @@ export function toChatCompletion(msg: AnthropicMessage, created: number, prefill
           content: text.length > 0 || toolCalls.length === 0 ? text : null,
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
           refusal: null,
+          ...(reasoning.length > 0 ? { reasoning_content: reasoning } : {}),
         },
         logprobs: null,
         finish_reason: mapStopReason(msg.stop_reason),

@@ -192,4 +192,28 @@ describe('legacy function calling (functions, function_call) through the anthrop
       ['user', ['tool_result']],
     ]);
   });
+
+  it('reasoning_effort goes upstream as extended thinking, and the thinking comes back as reasoning_content, buffered and streamed', async () => {
+    const thought = { thinking: 'Paris is in France; check the forecast there.', text: 'Sunny.', chunkSize: 7 };
+    t.upstream.enqueue(thought, thought);
+    const params = { model: 'smart', messages, reasoning_effort: 'low' as const, temperature: 0.2, max_tokens: 200 };
+    const buffered = await t.client.chat.completions.create(params);
+    const message = buffered.choices[0]!.message as typeof buffered.choices[0]['message'] & { reasoning_content?: string };
+    expect(message.content).toBe('Sunny.');
+    expect(message.reasoning_content).toBe(thought.thinking);
+
+    const stream = await t.client.chat.completions.create({ ...params, stream: true });
+    const { out, chunks } = await assembleStream(stream);
+    expect(out.content).toBe('Sunny.');
+    const reasoning = chunks.map((c) => (c.choices[0]?.delta as { reasoning_content?: string } | undefined)?.reasoning_content ?? '');
+    expect(reasoning.join('')).toBe(thought.thinking);
+    expect(reasoning.filter(Boolean).length).toBeGreaterThan(1);
+
+    // The loopback server refuses thinking beside a temperature, and a budget not under max_tokens: both were sent as it takes them.
+    for (const rec of t.upstream.requests.slice(-2)) {
+      expect(rec.body).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 2048 }, max_tokens: 2248 });
+      expect(rec.body).not.toHaveProperty('temperature');
+    }
+  });
 });
+

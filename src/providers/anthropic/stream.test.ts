@@ -186,4 +186,32 @@ describe('AnthropicChunkStream endings', () => {
     expect(chunks).toEqual([]);
     expect(error).toMatchObject({ category: 'rate_limited', providerCode: 'rate_limit_error' });
   });
+
+  it('streams thinking as reasoning_content, and only a thinking block\'s: signatures and redacted thinking are dropped', async () => {
+    const ev = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+    const body =
+      ev({ type: 'message_start', message: { id: 'msg_r', model: 'm', usage: {} } }) +
+      ev({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }) +
+      ev({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Let me ' } }) +
+      ev({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'think.' } }) +
+      ev({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'EqQBCg' } }) +
+      ev({ type: 'content_block_stop', index: 0 }) +
+      ev({ type: 'content_block_start', index: 1, content_block: { type: 'redacted_thinking', data: 'EmwKAhgB' } }) +
+      ev({ type: 'content_block_stop', index: 1 }) +
+      ev({ type: 'content_block_start', index: 2, content_block: { type: 'text', text: '' } }) +
+      // A thinking_delta aimed at a text block is not reasoning.
+      ev({ type: 'content_block_delta', index: 2, delta: { type: 'thinking_delta', thinking: 'stray' } }) +
+      ev({ type: 'content_block_delta', index: 2, delta: { type: 'text_delta', text: 'Done.' } }) +
+      ev({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 9 } }) +
+      ev({ type: 'message_stop' });
+    const { chunks, error } = await collect(stream(body, 5));
+    expect(error).toBeUndefined();
+    expect(project(chunks)).toStrictEqual([
+      { delta: { role: 'assistant', content: '', refusal: null }, finish_reason: null },
+      { delta: { reasoning_content: 'Let me ' }, finish_reason: null },
+      { delta: { reasoning_content: 'think.' }, finish_reason: null },
+      { delta: { content: 'Done.' }, finish_reason: null },
+      { delta: {}, finish_reason: 'stop' },
+    ]);
+  });
 });

@@ -11,8 +11,9 @@
  * As OpenAI's, every chunk has `system_fingerprint` and each choice `logprobs`
  * (null here: Anthropic has neither), and the role chunk `refusal: null`.
  *
- * Thinking, citations and server-tool blocks have no OpenAI form and are
- * skipped. Unknown event types are skipped too (Anthropic adds them over time);
+ * Thinking blocks' `thinking_delta`s go out as `delta.reasoning_content` (their
+ * signatures, and redacted_thinking's encrypted data, have no OpenAI form). Citations
+ * and server-tool blocks have none either and are skipped. Unknown event types are skipped too (Anthropic adds them over time);
  * unparsable ones are counted in `malformed`.
  */
 import { SseParser } from '../sse.js';
@@ -26,9 +27,10 @@ import type { AnthropicUsage } from './wire.js';
 import { toolArgumentsJson } from '../tool-arguments.js';
 import { nativeChoice, nativeChunk, roleDelta } from '../native-chunk.js';
 
-/** Block kinds by content-block index: a tool's ordinal (≥ 0), text, or skipped. */
+/** Block kinds by content-block index: a tool's ordinal (≥ 0), text, thinking, or skipped. */
 const TEXT = -1;
 const SKIPPED = -2;
+const THINKING = -3;
 
 type Json = Record<string, unknown>;
 
@@ -179,6 +181,9 @@ export class AnthropicChunkStream implements ChunkStream {
           },
         ],
       });
+    } else if (block.type === 'thinking') {
+      this.kinds[index] = THINKING;
+      if (typeof block.thinking === 'string' && block.thinking) this.emit({ reasoning_content: block.thinking });
     } else {
       this.kinds[index] = SKIPPED;
     }
@@ -194,13 +199,15 @@ export class AnthropicChunkStream implements ChunkStream {
     const kind = this.kinds[index];
     if (delta.type === 'text_delta') {
       if (kind === TEXT && typeof delta.text === 'string') this.text(delta.text);
+    } else if (delta.type === 'thinking_delta') {
+      if (kind === THINKING && typeof delta.thinking === 'string' && delta.thinking) this.emit({ reasoning_content: delta.thinking });
     } else if (delta.type === 'input_json_delta') {
       if (kind !== undefined && kind >= 0 && typeof delta.partial_json === 'string' && delta.partial_json) {
         this.argsSent[kind] = true;
         this.emit({ tool_calls: [{ index: kind, function: { arguments: delta.partial_json } }] });
       }
     }
-    // thinking_delta, signature_delta, citations_delta: no OpenAI form.
+    // signature_delta, citations_delta: no OpenAI form.
   }
 
   /**

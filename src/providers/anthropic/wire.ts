@@ -91,6 +91,9 @@ export interface AnthropicRequest {
   tools?: AnthropicTool[];
   tool_choice?: AnthropicToolChoice;
   stream?: boolean;
+  /** Extended thinking (thinking.ts): a fixed budget, or adaptive (Claude 4.6 and later) with `output_config.effort`. */
+  thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'adaptive' };
+  output_config?: { effort: 'low' | 'medium' | 'high' | 'max' };
 }
 
 export type AnthropicStopReason =
@@ -110,7 +113,7 @@ export interface AnthropicUsage {
   [key: string]: unknown;
 }
 
-/** A response content block; unknown types (thinking, server tools…) are skipped. */
+/** A response content block; `thinking` is reasoning, unknown types (server tools…) are skipped. */
 export interface AnthropicResponseBlock {
   type: string;
   text?: string;

@@ -1,0 +1,37 @@
+/**
+ * OpenAI's `reasoning_effort`, read once for the native adapters (Anthropic, Gemini, Cohere,
+ * Ollama), which each express it their own way: a thinking token budget, a thinking level, a
+ * switch. OpenAI-compatible upstreams get the field as the client sent it.
+ *
+ * Validation lets any string through (protocol/validate-options.ts: the list grows with new
+ * models). A value this table does not know is treated as absent, not refused: the native
+ * provider would have no setting to map it to, and the request still has an answer to give.
+ */
+import type { ChatRequest } from '../protocol/openai.js';
+
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+/** An effort that asks for some thinking. */
+export type ThinkingEffort = Exclude<ReasoningEffort, 'none'>;
+
+const EFFORTS: ReadonlySet<string> = new Set<ReasoningEffort>(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']);
+
+/**
+ * Thinking tokens an effort stands for, where a provider takes a budget (Anthropic before
+ * Claude 4.6, Gemini 2.5, Cohere). Each is at least Anthropic's minimum (1024) and at most
+ * Gemini 2.5 Flash's maximum (24576), so one table serves every provider; with the default
+ * answer room (4096) the largest stays under the 32k output limit of Claude Opus 4.
+ */
+export const THINKING_BUDGET: Readonly<Record<ThinkingEffort, number>> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16384,
+  xhigh: 24576,
+};
+
+/** The request's effort, or undefined when it has none (or one this table does not know). One property read when absent. */
+export function reasoningEffortOf(req: ChatRequest): ReasoningEffort | undefined {
+  const effort = req.reasoning_effort;
+  if (effort == null) return undefined;
+  return EFFORTS.has(effort) ? (effort as ReasoningEffort) : undefined;
+}
