@@ -5,7 +5,7 @@
  * adapter against this server say something about the real API.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError, GoogleGenAI, Type } from '@google/genai';
+import { ApiError, GoogleGenAI, ThinkingLevel, Type } from '@google/genai';
 import { startGeminiServer, type GeminiServer } from './gemini-server.js';
 
 const KEY = 'test-key-123';
@@ -186,4 +186,47 @@ describe('gemini loopback server, driven by @google/genai', () => {
     expect((badRole as ApiError).status).toBe(400);
     expect((badRole as ApiError).message).toContain('valid role');
   });
+
+  it('sends thought summaries, as parts with thought: true, only when thinkingConfig asks for them; the SDK keeps them out of its text', async () => {
+    const reply = { kind: 'text' as const, text: ['The answer ', 'is 4.'], thoughts: ['Adding two ', 'and two.'] };
+    server.enqueue(reply, reply, reply);
+    const config = { thinkingConfig: { includeThoughts: true, thinkingLevel: ThinkingLevel.LOW } };
+    const res = await ai.models.generateContent({ model: 'gemini-3-flash-preview', contents: '2 + 2?', config });
+    expect(res.text).toBe('The answer is 4.');
+    expect(res.candidates?.[0]?.content?.parts?.[0]).toEqual({ text: 'Adding two and two.', thought: true });
+    expect(server.requests.at(-1)!.body).toMatchObject({ generationConfig: { thinkingConfig: { includeThoughts: true, thinkingLevel: 'LOW' } } });
+
+    const stream = await ai.models.generateContentStream({ model: 'gemini-3-flash-preview', contents: '2 + 2?', config });
+    const thoughts: string[] = [];
+    let text = '';
+    for await (const chunk of stream) {
+      for (const p of chunk.candidates?.[0]?.content?.parts ?? []) {
+        if (p.thought) thoughts.push(p.text ?? '');
+        else text += p.text ?? '';
+      }
+    }
+    expect(thoughts).toEqual(['Adding two ', 'and two.']);
+    expect(text).toBe('The answer is 4.');
+
+    // Not asked for: none come back.
+    const plain = await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: '2 + 2?', config: { thinkingConfig: { thinkingBudget: 1024 } } });
+    expect(plain.candidates?.[0]?.content?.parts).toEqual([{ text: 'The answer is 4.' }]);
+  });
+
+  it('refuses the thinkingConfig the real API refuses', async () => {
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      ['gemini-3-flash-preview', { thinkingLevel: ThinkingLevel.LOW, thinkingBudget: 1024 }, /Only one of/],
+      ['gemini-2.5-flash', { thinkingLevel: ThinkingLevel.HIGH }, /not supported for this model/],
+      ['gemini-3-pro-preview', { thinkingLevel: ThinkingLevel.MINIMAL }, /not supported for this model/],
+      ['gemini-2.5-pro', { thinkingBudget: 0 }, /only works in thinking mode/],
+      ['gemini-2.0-flash', { thinkingBudget: 1024 }, /Thinking is not supported/],
+    ];
+    for (const [model, thinkingConfig, message] of cases) {
+      const err = await ai.models.generateContent({ model, contents: 'x', config: { thinkingConfig } }).catch((e: unknown) => e);
+      expect(err, model).toBeInstanceOf(ApiError);
+      expect((err as ApiError).status).toBe(400);
+      expect((err as ApiError).message).toMatch(message);
+    }
+  });
 });
+

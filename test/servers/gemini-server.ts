@@ -11,6 +11,7 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { sendText, startScriptedServer, type Exchange, type ScriptedServer } from './scripted-server.js';
+import { includesThoughts, thinkingProblem } from './gemini-thinking.js';
 
 export interface GeminiRecordedRequest {
   method: string;
@@ -38,11 +39,15 @@ export interface ScriptedUsage {
   totalTokenCount?: number;
 }
 
+/**
+ * `thoughts`: thought summaries, sent first (one event each when streamed) as parts with
+ * `thought: true` — only to a request whose thinkingConfig sets includeThoughts, as Gemini does.
+ */
 export type GeminiReply =
   /** Text; a list is streamed as one event per item (and joined when buffered). */
-  | { kind: 'text'; text: string | string[]; finishReason?: string; usage?: ScriptedUsage; modelVersion?: string }
+  | { kind: 'text'; text: string | string[]; finishReason?: string; usage?: ScriptedUsage; modelVersion?: string; thoughts?: string | string[] }
   /** Function calls, optionally after some text. Gemini says STOP for these. */
-  | { kind: 'function_call'; calls: ScriptedCall[]; text?: string | string[]; usage?: ScriptedUsage; modelVersion?: string }
+  | { kind: 'function_call'; calls: ScriptedCall[]; text?: string | string[]; usage?: ScriptedUsage; modelVersion?: string; thoughts?: string | string[] }
   /**
    * Candidates that end with `finishReason` and no `content` at all, as Gemini ends one whose
    * function call it could not parse (MALFORMED_FUNCTION_CALL); usage counts the prompt only.
@@ -144,7 +149,7 @@ function checkSchema(s: unknown, at: string): void {
   }
 }
 
-function validateGenerate(body: Obj, opts: GeminiServerOptions): void {
+function validateGenerate(body: Obj, model: string, opts: GeminiServerOptions): void {
   for (const k of Object.keys(body)) if (!REQUEST_FIELDS.has(k)) throw unknownField(k);
   const contents = body.contents;
   if (!Array.isArray(contents) || contents.length === 0) throw new BadRequest('* GenerateContentRequest.contents: contents is not specified');
@@ -197,6 +202,8 @@ function validateGenerate(body: Obj, opts: GeminiServerOptions): void {
     if (!isObj(gen)) throw new BadRequest("Invalid value at 'generation_config'.");
     for (const k of Object.keys(gen)) if (!GENERATION_FIELDS.has(k)) throw unknownField(k, 'generation_config');
     if (gen.responseSchema !== undefined) checkSchema(gen.responseSchema, 'generation_config.response_schema');
+    const thinking = thinkingProblem(gen, model);
+    if (thinking) throw new BadRequest(thinking);
   }
 }
 
@@ -301,10 +308,10 @@ export async function startGeminiServer(opts: GeminiServerOptions = {}): Promise
     try {
       switch (action) {
         case 'generateContent':
-          validateGenerate(body, opts);
+          validateGenerate(body, model, opts);
           return generate(res, body, model, reply);
         case 'streamGenerateContent':
-          validateGenerate(body, opts);
+          validateGenerate(body, model, opts);
           return stream(res, body, model, reply, query.alt === 'sse');
         case 'embedContent':
         case 'batchEmbedContents':
@@ -335,14 +342,16 @@ export async function startGeminiServer(opts: GeminiServerOptions = {}): Promise
       return part;
     });
     const usage = r.kind === 'no_content' ? promptUsage(prompt) : fullUsage(prompt, output, scripted);
-    return { r, n, texts, callParts, finishReason, prompt, usage, modelVersion, responseId: `resp-${++responseNo}` };
+    const thoughts = (r.kind === 'text' || r.kind === 'function_call') && r.thoughts !== undefined && includesThoughts(body) ? [r.thoughts].flat() : [];
+    return { r, n, texts, thoughts, callParts, finishReason, prompt, usage, modelVersion, responseId: `resp-${++responseNo}` };
   };
 
   const generate = (res: ServerResponse, body: Obj, model: string, reply: GeminiReply | undefined): void => {
     if (reply?.kind === 'raw') return send(res, 200, reply.response ?? reply.events?.[reply.events.length - 1] ?? {});
     const s = script(body, model, reply);
     const text = s.texts.join('');
-    const parts = [...(text ? [{ text }] : []), ...s.callParts];
+    const thought = s.thoughts.join('');
+    const parts = [...(thought ? [{ text: thought, thought: true }] : []), ...(text ? [{ text }] : []), ...s.callParts];
     const candidates = Array.from({ length: s.n }, (_, index) => ({
       ...(s.r.kind === 'no_content' ? {} : { content: { parts, role: 'model' } }),
       finishReason: s.finishReason,
@@ -376,6 +385,7 @@ export async function startGeminiServer(opts: GeminiServerOptions = {}): Promise
         const candidates = Array.from({ length: s.n }, (_, index) => ({ finishReason: s.finishReason, index }));
         events.push({ candidates, usageMetadata: s.usage, modelVersion: s.modelVersion, responseId: s.responseId });
       }
+      for (const t of s.thoughts) events.push(frame([{ text: t, thought: true }], false));
       const texts = s.r.kind === 'no_content' ? [] : s.texts.length > 0 || s.callParts.length > 0 ? s.texts : [''];
       texts.forEach((t, i) => {
         const last = i === texts.length - 1 && s.callParts.length === 0;

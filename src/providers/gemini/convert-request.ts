@@ -9,6 +9,8 @@ import { parseDataUrl } from '../../protocol/data-url.js';
 import { invalidRequest } from './errors.js';
 import { responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_AND_RESULT_ROLES, toolsBesideJson, type ToolSelection } from '../request-options.js';
 import { toGeminiParameters, toGeminiSchema } from './to-gemini-schema.js';
+import { reasoningEffortOf } from '../reasoning-effort.js';
+import { thinkingConfigOf } from './thinking.js';
 import type {
   GeminiContent,
   GeminiFunctionDeclaration,
@@ -40,7 +42,8 @@ const MIME_BY_EXT: Record<string, string> = {
   pdf: 'application/pdf',
 };
 
-export function toGenerateContentRequest(req: ChatRequest): GenerateContentRequest {
+/** `model`: the deployment's, which decides how `reasoning_effort` is said (thinking.ts). */
+export function toGenerateContentRequest(req: ChatRequest, model = ''): GenerateContentRequest {
   const system: { text: string }[] = [];
   const contents: GeminiContent[] = [];
   const toolNames = new Map<string, string>();
@@ -123,7 +126,10 @@ export function toGenerateContentRequest(req: ChatRequest): GenerateContentReque
   }
 
   const generationConfig = toGenerationConfig(req);
-  if (generationConfig) out.generationConfig = generationConfig;
+  const effort = reasoningEffortOf(req);
+  const thinking = effort === undefined ? undefined : thinkingConfigOf(effort, model);
+  if (thinking) out.generationConfig = { ...generationConfig, thinkingConfig: thinking };
+  else if (generationConfig) out.generationConfig = generationConfig;
   return out;
 }
 

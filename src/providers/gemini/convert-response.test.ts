@@ -124,6 +124,23 @@ describe('toChatCompletion (fixtures in Gemini wire format)', () => {
       [0, 'A', 'stop'],
       [1, 'B', 'length'],
     ]);
+    // The summaries are the reasoning_content of their own choice.
+    expect(out.choices[0]!.message.reasoning_content).toBe('thinking…');
+    expect(out.choices[1]!.message).not.toHaveProperty('reasoning_content');
+  });
+
+  it('a candidate with thoughts alone is still an empty one: its reasoning kept, its end no answer', () => {
+    const out = toChatCompletion(
+      {
+        candidates: [
+          { index: 0, content: { parts: [{ text: 'hmm', thought: true }] }, finishReason: 'MALFORMED_FUNCTION_CALL' },
+          { index: 1, content: { parts: [{ text: 'B' }] }, finishReason: 'STOP' },
+        ],
+      },
+      ctx(),
+    );
+    expect(out.choices[0]!.message).toMatchObject({ content: '', reasoning_content: 'hmm' });
+    expect(out.choices[0]!.finish_reason).toBe('content_filter');
   });
 
   it('an empty candidate beside one that answered ends content_filter when its reason is no answer, not an empty stop', () => {

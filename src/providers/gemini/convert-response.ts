@@ -54,6 +54,13 @@ export function textOf(parts: GeminiPart[]): string {
   return text;
 }
 
+/** Thought summaries of some parts (returned when a request sets includeThoughts): the reasoning_content. */
+export function reasoningOf(parts: GeminiPart[]): string {
+  let text = '';
+  for (const p of parts) if (p.thought === true && typeof p.text === 'string') text += p.text;
+  return text;
+}
+
 /** A functionCall part → an OpenAI tool call with a new id; undefined for other parts. */
 export function toolCallOf(p: GeminiPart, newToolId: () => string): ToolCallWithSignature | undefined {
   const fc = p.functionCall;
@@ -86,6 +93,9 @@ export function toChatCompletion(res: GenerateContentResponse, ctx: ResponseCont
     }
     const message: AssistantMessage = { role: 'assistant', content: text || (toolCalls.length > 0 ? null : ''), refusal: null };
     if (toolCalls.length > 0) message.tool_calls = toolCalls;
+    // Reasoning is no answer: a candidate with thoughts alone still ends as an empty one (map-finish-reason.ts).
+    const reasoning = reasoningOf(parts);
+    if (reasoning) message.reasoning_content = reasoning;
     choices.push({
       index: typeof c.index === 'number' ? c.index : i,
       message,

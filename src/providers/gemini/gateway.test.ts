@@ -213,6 +213,26 @@ describe('legacy function calling (functions, function_call) through the gemini 
       [1, '', 'content_filter'],
     ]);
   });
+
+  it('reasoning_effort goes as a thinking budget with includeThoughts, and the thoughts come back as reasoning_content, buffered and streamed', async () => {
+    const thoughtful: GeminiReply = { kind: 'text', text: ['Sunny ', 'in Paris.'], thoughts: ['Paris is ', 'in France.'] };
+    t.upstream.enqueue(thoughtful, thoughtful);
+    const params = { model: 'flash', messages, reasoning_effort: 'medium' as const };
+    const buffered = await t.client.chat.completions.create(params);
+    const message = buffered.choices[0]!.message as typeof buffered.choices[0]['message'] & { reasoning_content?: string };
+    expect(message.content).toBe('Sunny in Paris.');
+    expect(message.reasoning_content).toBe('Paris is in France.');
+
+    const stream = await t.client.chat.completions.create({ ...params, stream: true });
+    const { out, chunks } = await assembleStream(stream);
+    expect(out.content).toBe('Sunny in Paris.');
+    const reasoning = chunks.map((c) => (c.choices[0]?.delta as { reasoning_content?: string } | undefined)?.reasoning_content).filter(Boolean);
+    expect(reasoning).toEqual(['Paris is ', 'in France.']);
+
+    for (const rec of t.upstream.requests.slice(-2)) {
+      expect(rec.body).toMatchObject({ generationConfig: { thinkingConfig: { thinkingBudget: 8192, includeThoughts: true } } });
+    }
+  });
 });
 
 /** The weather conversation's second turn: answered from the tool's result, which went to Gemini as a functionResponse after its call. */

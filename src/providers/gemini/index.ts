@@ -73,7 +73,7 @@ export class GeminiAdapter implements ProviderAdapter {
   }
 
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
-    const body = JSON.stringify(toGenerateContentRequest(req));
+    const body = JSON.stringify(toGenerateContentRequest(req, ctx.model));
     const res = await this.http.postWhole(`${this.prefix}${modelPath(ctx.model)}:generateContent`, body, ctx.signal);
     const parsed = answerOf(res.raw, this.clock.now());
     const failed = unanswered(parsed);
@@ -90,7 +90,7 @@ export class GeminiAdapter implements ProviderAdapter {
   }
 
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
-    const body = JSON.stringify(toGenerateContentRequest(req));
+    const body = JSON.stringify(toGenerateContentRequest(req, ctx.model));
     const path = `${this.prefix}${modelPath(ctx.model)}:streamGenerateContent?alt=sse`;
     const res = await this.http.postOk(path, body, ctx.signal, SSE_ACCEPT);
     const stream = new GeminiChunkStream(res.headers, this.http.text(res, ctx.signal), {

@@ -161,11 +161,11 @@ describe('GeminiChunkStream (fixtures in Gemini wire format)', () => {
 
   // A committed stream's stall timer restarts on chunks that move the answer on (live-stream.ts):
   // Gemini's events with nothing in them must not become chunks that look like progress.
-  it('events that carry nothing (an empty text, a thought, usage alone, no candidates) yield no chunk', async () => {
+  it('events that carry nothing (an empty text or thought, usage alone, no candidates) yield no chunk', async () => {
     const text = (t: string, part: Record<string, unknown> = {}, end: Record<string, unknown> = {}) => ({
       candidates: [{ index: 0, content: { role: 'model', parts: [{ text: t, ...part }] }, ...end }],
     });
-    const nothing = [text(''), text('planning', { thought: true }), { usageMetadata: { promptTokenCount: 3, totalTokenCount: 3 } }, { candidates: [] }, { candidates: [{ index: 0 }] }];
+    const nothing = [text(''), text('', { thought: true }), { usageMetadata: { promptTokenCount: 3, totalTokenCount: 3 } }, { candidates: [] }, { candidates: [{ index: 0 }] }];
     const { chunks, error } = await collect(stream(sse([text('Hi'), ...nothing, ...nothing, text('!', {}, { finishReason: 'STOP' })])));
     expect(error).toBeUndefined();
     expect(chunks.map((c) => [c.choices[0]?.delta, c.choices[0]?.finish_reason ?? null])).toEqual([
@@ -175,6 +175,25 @@ describe('GeminiChunkStream (fixtures in Gemini wire format)', () => {
       [{}, 'stop'],
       [undefined, null],
     ]);
+  });
+
+  it('thought summaries (includeThoughts) are reasoning_content, never content, and no answer', async () => {
+    const part = (p: Record<string, unknown>, end: Record<string, unknown> = {}) => ({ candidates: [{ index: 0, content: { role: 'model', parts: [p] }, ...end }] });
+    const both = { candidates: [{ index: 0, content: { role: 'model', parts: [{ text: 'then ', thought: true }, { text: 'Hi' }] } }] };
+    const { chunks, error } = await collect(stream(sse([part({ text: 'First, ', thought: true }), both, part({ text: '!' }, { finishReason: 'STOP' })])));
+    expect(error).toBeUndefined();
+    expect(chunks.map((c) => [c.choices[0]?.delta, c.choices[0]?.finish_reason ?? null])).toEqual([
+      [{ role: 'assistant', content: '', refusal: null }, null],
+      [{ reasoning_content: 'First, ' }, null],
+      [{ reasoning_content: 'then ' }, null],
+      [{ content: 'Hi' }, null],
+      [{ content: '!' }, null],
+      [{}, 'stop'],
+    ]);
+    // Thoughts alone, then an end that is no answer: still no answer, the attempt fails (and fails over).
+    const thoughtsOnly = await collect(stream(sse([part({ text: 'hmm', thought: true }), part({ text: '', thought: true }, { finishReason: 'MALFORMED_FUNCTION_CALL' })])));
+    expect(thoughtsOnly.error).toBeInstanceOf(UpstreamError);
+    expect(thoughtsOnly.chunks.some((c) => c.choices.some((ch) => ch.finish_reason))).toBe(false);
   });
 
   describe('a candidate that ends empty for a reason that is no answer', () => {

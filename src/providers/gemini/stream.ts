@@ -4,7 +4,8 @@
  * Each SSE event is a whole GenerateContentResponse fragment: new text parts,
  * complete functionCall parts, a `finishReason` on the last one, and
  * cumulative `usageMetadata`. Per candidate this yields a role chunk first,
- * then text deltas, function calls as complete tool_call deltas, and a finish
+ * then thought summaries as `reasoning_content` deltas (present when the request set
+ * includeThoughts), text deltas, function calls as complete tool_call deltas, and a finish
  * chunk; after the body ends, one usage-only chunk from the last
  * usageMetadata. The stream counts as finished only when every candidate seen
  * got a finishReason (or the prompt was blocked); a body that just stops is a
@@ -23,7 +24,7 @@ import { SseParser } from '../sse.js';
 import type { ChunkStream, UpstreamHeaders } from '../types.js';
 import type { ChatCompletionChunk, ChunkChoice, ToolCallDelta } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import { completionId, partsOf, textOf, toolCallOf, toUsage } from './convert-response.js';
+import { completionId, partsOf, reasoningOf, textOf, toolCallOf, toUsage } from './convert-response.js';
 import { geminiStreamError } from './errors.js';
 import { endsWithoutAnswer, mapFinishReason } from './map-finish-reason.js';
 import { noAnswerError } from './no-answer.js';
@@ -109,6 +110,9 @@ export class GeminiChunkStream implements ChunkStream {
         // the client behind the finish chunk, which every client takes for the end of the choice.
         if (state.finished) return;
         const parts = partsOf(c);
+        // Thought summaries first, as Gemini sends them: progress, but no answer (not `answered`).
+        const reasoning = reasoningOf(parts);
+        if (reasoning) out.push(chunk([choice(index, { reasoning_content: reasoning })]));
         const text = textOf(parts);
         if (text) out.push(chunk([choice(index, { content: text })]));
         const calls: ToolCallDelta[] = [];

@@ -58,6 +58,17 @@ export interface GeminiGenerationConfig {
   frequencyPenalty?: number;
   responseMimeType?: string;
   responseSchema?: GeminiSchema;
+  thinkingConfig?: GeminiThinkingConfig;
+}
+
+/** One of level (Gemini 3) and budget (2.5) per request: Gemini refuses both. */
+export interface GeminiThinkingConfig {
+  /** The enum's names, as Google's own SDK sends them. */
+  thinkingLevel?: 'MINIMAL' | 'LOW' | 'MEDIUM' | 'HIGH';
+  /** Tokens; 0 stops thinking where the model allows it, -1 lets the model decide. */
+  thinkingBudget?: number;
+  /** Return thought summaries, as parts with `thought: true`. */
+  includeThoughts?: boolean;
 }
 
 export interface GenerateContentRequest {

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import type { ChatRequest } from '../../protocol/openai.js';
+import { toGenerateContentRequest } from './convert-request.js';
+import { thinkingConfigOf } from './thinking.js';
+
+const convert = (req: Partial<ChatRequest>, model: string) =>
+  toGenerateContentRequest({ model: 'x', messages: [{ role: 'user', content: 'hi' }], ...req }, model);
+
+describe('reasoning_effort → Gemini thinkingConfig', () => {
+  it('sends nothing without an effort, or with one it does not know', () => {
+    expect(convert({}, 'gemini-2.5-flash')).not.toHaveProperty('generationConfig');
+    expect(convert({ reasoning_effort: 'ultra' }, 'gemini-2.5-flash')).not.toHaveProperty('generationConfig');
+    expect(convert({ temperature: 0.5 }, 'gemini-3-pro-preview').generationConfig).toEqual({ temperature: 0.5 });
+  });
+
+  it('gives Gemini 3 a thinking level, Pro only low and high, and asks for the thoughts', () => {
+    const flash = (e: string) => thinkingConfigOf(e as never, 'gemini-3-flash-preview');
+    const pro = (e: string) => thinkingConfigOf(e as never, 'gemini-3-pro-preview');
+    expect(['minimal', 'low', 'medium', 'high', 'xhigh'].map((e) => flash(e)?.thinkingLevel)).toEqual(['MINIMAL', 'LOW', 'MEDIUM', 'HIGH', 'HIGH']);
+    expect(['minimal', 'low', 'medium', 'high', 'xhigh'].map((e) => pro(e)?.thinkingLevel)).toEqual(['LOW', 'LOW', 'HIGH', 'HIGH', 'HIGH']);
+    expect(flash('low')).toEqual({ thinkingLevel: 'LOW', includeThoughts: true });
+    // Gemini 3 cannot stop thinking: the least it has, and no thoughts back.
+    expect(flash('none')).toEqual({ thinkingLevel: 'MINIMAL' });
+    expect(pro('none')).toEqual({ thinkingLevel: 'LOW' });
+    expect(thinkingConfigOf('high', 'models/gemini-3.1-pro-preview')).toEqual({ thinkingLevel: 'HIGH', includeThoughts: true });
+  });
+
+  it('gives Gemini 2.5 a budget, 0 for none where the model can stop thinking', () => {
+    expect(thinkingConfigOf('medium', 'gemini-2.5-pro')).toEqual({ thinkingBudget: 8192, includeThoughts: true });
+    expect(thinkingConfigOf('minimal', 'gemini-2.5-flash-lite')).toEqual({ thinkingBudget: 1024, includeThoughts: true });
+    expect(thinkingConfigOf('xhigh', 'gemini-2.5-flash')).toEqual({ thinkingBudget: 24576, includeThoughts: true });
+    expect(thinkingConfigOf('none', 'gemini-2.5-flash')).toEqual({ thinkingBudget: 0 });
+    expect(thinkingConfigOf('none', 'gemini-2.5-pro')).toEqual({ thinkingBudget: 128 });
+  });
+
+  it('gives models before 2.5 nothing, and a name without a version a budget (nothing for none)', () => {
+    expect(thinkingConfigOf('high', 'gemini-2.0-flash')).toBeUndefined();
+    expect(thinkingConfigOf('high', 'gemini-1.5-pro')).toBeUndefined();
+    expect(thinkingConfigOf('low', 'gemini-flash-latest')).toEqual({ thinkingBudget: 2048, includeThoughts: true });
+    expect(thinkingConfigOf('none', 'gemini-flash-latest')).toBeUndefined();
+  });
+
+  it('goes beside the other generation settings', () => {
+    expect(convert({ reasoning_effort: 'high', max_tokens: 50 }, 'gemini-3-flash-preview').generationConfig).toEqual({
+      maxOutputTokens: 50,
+      thinkingConfig: { thinkingLevel: 'HIGH', includeThoughts: true },
+    });
+  });
+});
