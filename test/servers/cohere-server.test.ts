@@ -137,4 +137,44 @@ describe('cohere loopback server, read by the official cohere-ai SDK', () => {
     expect(types).toEqual(['message-start', 'content-start', 'content-delta']);
     expect(err).toBeInstanceOf(Error);
   });
+
+  it('speaks a reasoning model\'s thinking as the SDK reads it: thinking content items, and thinking deltas in a stream', async () => {
+    const reasoning = 'command-a-reasoning-08-2025';
+    const reply = { kind: 'message' as const, thinking: 'Paris is in France.', text: 'Paris.' };
+    server.enqueue(reply, reply, reply);
+    const messages = [{ role: 'user' as const, content: 'Capital of France?' }];
+    const res = await client.chat({ model: reasoning, messages, thinking: { type: 'enabled', tokenBudget: 2048 } });
+    expect(res.message.content).toEqual([
+      { type: 'thinking', thinking: 'Paris is in France.' },
+      { type: 'text', text: 'Paris.' },
+    ]);
+    // The SDK's camelCase goes on the wire as Cohere's snake_case.
+    expect(server.requests.at(-1)!.body).toMatchObject({ thinking: { type: 'enabled', token_budget: 2048 } });
+
+    const stream = await client.chatStream({ model: reasoning, messages, thinking: { type: 'enabled', tokenBudget: 2048 } });
+    let thinking = '';
+    let text = '';
+    let startType: string | undefined;
+    for await (const ev of stream) {
+      if (ev.type === 'content-start' && ev.index === 0) startType = ev.delta?.message?.content?.type;
+      if (ev.type === 'content-delta') {
+        thinking += ev.delta?.message?.content?.thinking ?? '';
+        text += ev.delta?.message?.content?.text ?? '';
+      }
+    }
+    expect(startType).toBe('thinking');
+    expect(thinking).toBe('Paris is in France.');
+    expect(text).toBe('Paris.');
+
+    // Disabled: no thinking comes back.
+    const off = await client.chat({ model: reasoning, messages, thinking: { type: 'disabled' } });
+    expect(off.message.content).toEqual([{ type: 'text', text: 'Paris.' }]);
+  });
+
+  it('refuses thinking asked of a model that does not reason, and a budget that is not a positive integer', async () => {
+    const messages = [{ role: 'user' as const, content: 'hi' }];
+    await expect(client.chat({ model: 'command-r-plus', messages, thinking: { type: 'enabled' } })).rejects.toThrow(/not supported by model/);
+    await expect(client.chat({ model: 'command-a-reasoning-08-2025', messages, thinking: { type: 'enabled', tokenBudget: 0 } })).rejects.toThrow(/positive integer/);
+  });
 });
+

@@ -20,6 +20,8 @@ export type CohereReply =
       kind: 'message';
       id?: string;
       text?: string;
+      /** A reasoning model's thinking, before the text: sent unless the request disabled thinking. */
+      thinking?: string;
       toolPlan?: string;
       toolCalls?: { id: string; name: string; arguments: string }[];
       /** Default: TOOL_CALL with tool calls, else COMPLETE. */
@@ -97,7 +99,12 @@ export async function startCohereServer(opts: CohereServerOptions = {}): Promise
         response_type: 'embeddings_by_type',
       });
     }
-    const message = reply?.kind === 'message' ? reply : { kind: 'message' as const, text: DEFAULT_TEXT };
+    const thinkingRefused = thinkingProblem(b);
+    if (thinkingRefused) return json(res, 400, { id, message: thinkingRefused });
+    const scripted = reply?.kind === 'message' ? reply : { kind: 'message' as const, text: DEFAULT_TEXT };
+    // Reasoning models think unless told not to.
+    const disabled = (b.thinking as { type?: unknown } | undefined)?.type === 'disabled';
+    const message = disabled ? { ...scripted, thinking: undefined } : scripted;
     const messageId = message.id ?? id;
     if (b.stream === true) streamChat(res, messageId, message);
     else json(res, 200, bufferedChat(messageId, message));
@@ -105,6 +112,17 @@ export async function startCohereServer(opts: CohereServerOptions = {}): Promise
 }
 
 type MessageReply = Extract<CohereReply, { kind: 'message' }>;
+
+/** What Cohere refuses in `thinking`: a shape it does not have, or thinking asked of a model that does not reason. */
+function thinkingProblem(b: Record<string, unknown>): string | undefined {
+  const t = b.thinking as Record<string, unknown> | undefined;
+  if (t === undefined) return undefined;
+  if (t === null || typeof t !== 'object' || (t.type !== 'enabled' && t.type !== 'disabled')) return "invalid request: thinking.type must be one of 'enabled', 'disabled'";
+  const budget = t.token_budget;
+  if (budget !== undefined && !(typeof budget === 'number' && Number.isInteger(budget) && budget > 0)) return 'invalid request: thinking.token_budget must be a positive integer';
+  if (!String(b.model).includes('reasoning')) return `invalid request: thinking is not supported by model '${String(b.model)}'`;
+  return undefined;
+}
 
 function finishReason(m: MessageReply): string {
   return m.finishReason ?? (m.toolCalls && m.toolCalls.length > 0 ? 'TOOL_CALL' : 'COMPLETE');
@@ -123,7 +141,10 @@ function bufferedChat(id: string, m: MessageReply): unknown {
   if (m.toolCalls && m.toolCalls.length > 0) {
     message.tool_calls = m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
   }
-  if (m.text !== undefined) message.content = [{ type: 'text', text: m.text }];
+  const content: unknown[] = [];
+  if (m.thinking !== undefined) content.push({ type: 'thinking', thinking: m.thinking });
+  if (m.text !== undefined) content.push({ type: 'text', text: m.text });
+  if (content.length > 0) message.content = content;
   return { id, message, finish_reason: finishReason(m), usage: usageOf(m) };
 }
 
@@ -136,6 +157,12 @@ function streamEvents(id: string, m: MessageReply): { event?: string; data: unkn
   });
   if (m.toolPlan) for (const w of words(m.toolPlan)) push('tool-plan-delta', { delta: { message: { tool_plan: w } } });
   let index = 0;
+  if (m.thinking !== undefined) {
+    push('content-start', { index, delta: { message: { content: { type: 'thinking', thinking: '' } } } });
+    for (const w of words(m.thinking)) push('content-delta', { index, delta: { message: { content: { thinking: w } } } });
+    push('content-end', { index });
+    index++;
+  }
   if (m.text !== undefined) {
     push('content-start', { index, delta: { message: { content: { type: 'text', text: '' } } } });
     for (const w of words(m.text)) push('content-delta', { index, delta: { message: { content: { text: w } } } });

@@ -10,11 +10,15 @@ import { startCohereServer } from '../../../test/servers/cohere-server.js';
 import { createCohereAdapter } from './index.js';
 
 const MODEL = 'command-r-plus-08-2024';
+const REASONING = 'command-a-reasoning-08-2025';
 const t = openaiThroughGateway({
   upstream: () => startCohereServer({ apiKey: 'co-key' }),
   config: (url) => ({
     providers: [{ id: 'co', type: 'cohere', baseUrl: url, apiKey: '${COHERE_API_KEY}' }],
-    models: [{ name: 'chat', deployments: [{ provider: 'co', model: MODEL }] }],
+    models: [
+      { name: 'chat', deployments: [{ provider: 'co', model: MODEL }] },
+      { name: 'reasoning', deployments: [{ provider: 'co', model: REASONING }] },
+    ],
   }),
   options: { env: { COHERE_API_KEY: 'co-key' }, adapters: { cohere: createCohereAdapter } },
 });
@@ -58,4 +62,26 @@ describe('openai client → gateway → cohere', () => {
       { id: 'get_weather_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Lyon"}' } },
     ]);
   });
+
+  it('reasoning_effort reaches a reasoning model as thinking, whose content comes back as reasoning_content, buffered and streamed', async () => {
+    const reply = { kind: 'message' as const, thinking: 'Lyon is in France.', text: 'Sunny.' };
+    t.upstream.enqueue(reply, reply);
+    const params = { model: 'reasoning', messages: [{ role: 'user' as const, content: 'Weather in Lyon?' }], reasoning_effort: 'medium' as const };
+    const res = await t.client.chat.completions.create(params);
+    expect(res.choices[0]!.message.content).toBe('Sunny.');
+    expect((res.choices[0]!.message as { reasoning_content?: string }).reasoning_content).toBe('Lyon is in France.');
+    const stream = await t.client.chat.completions.create({ ...params, stream: true });
+    const { out, chunks } = await assembleStream(stream);
+    expect(out.content).toBe('Sunny.');
+    expect(chunks.map((c) => (c.choices[0]?.delta as { reasoning_content?: string } | undefined)?.reasoning_content ?? '').join('')).toBe('Lyon is in France.');
+    for (const rec of t.upstream.requests.slice(-2)) expect(rec.body).toMatchObject({ thinking: { type: 'enabled', token_budget: 8192 } });
+  });
+
+  it('reasoning_effort to a model that does not reason is not sent (the server refuses thinking there)', async () => {
+    t.upstream.enqueue({ kind: 'message', text: 'Hi.' });
+    const res = await t.client.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'high' });
+    expect(res.choices[0]!.message.content).toBe('Hi.');
+    expect(t.upstream.requests.at(-1)!.body).not.toHaveProperty('thinking');
+  });
 });
+

@@ -60,6 +60,20 @@ describe('OpenAI request → Cohere v2 /v2/chat body', () => {
     expect(out.stream).toBe(true);
   });
 
+  it('sends reasoning_effort to reasoning models only, as thinking with a token budget (disabled for none)', () => {
+    const ask = (reasoning_effort: string | undefined, model: string) =>
+      toCohereRequest({ model: 'x', messages: [{ role: 'user', content: 'hi' }], reasoning_effort }, model, false).thinking;
+    const reasoning = 'command-a-reasoning-08-2025';
+    expect(ask('low', reasoning)).toEqual({ type: 'enabled', token_budget: 2048 });
+    expect(ask('high', reasoning)).toEqual({ type: 'enabled', token_budget: 16384 });
+    expect(ask('none', reasoning)).toEqual({ type: 'disabled' });
+    expect(ask(undefined, reasoning)).toBeUndefined();
+    expect(ask('ultra', reasoning)).toBeUndefined();
+    // A model that does not reason has nothing to switch.
+    expect(ask('high', MODEL)).toBeUndefined();
+    expect(ask('none', MODEL)).toBeUndefined();
+  });
+
   it('prefers max_completion_tokens over max_tokens', () => {
     const out = toCohereRequest({ model: 'x', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10, max_completion_tokens: 20 }, MODEL, false);
     expect(out.max_tokens).toBe(20);

@@ -5,6 +5,8 @@
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_AND_RESULT_ROLES, toolsBesideJson, withToolCallIds } from '../request-options.js';
+import { reasoningEffortOf } from '../reasoning-effort.js';
+import { cohereThinkingOf } from './thinking.js';
 import type {
   CohereChatRequest,
   CohereImageContent,
@@ -44,6 +46,9 @@ export function toCohereRequest(req: ChatRequest, model: string, stream: boolean
   if (typeof req.presence_penalty === 'number') out.presence_penalty = clamp(req.presence_penalty, 0, 1);
   const format = toCohereResponseFormat(responseFormat(req, 'cohere'));
   if (format) out.response_format = format;
+  const effort = reasoningEffortOf(req);
+  const thinking = effort === undefined ? undefined : cohereThinkingOf(effort, model);
+  if (thinking) out.thinking = thinking;
   return out;
 }
 

@@ -50,7 +50,7 @@ describe('Cohere v2 chat response → OpenAI chat completion', () => {
     expect(out.usage).toEqual({ prompt_tokens: 37, completion_tokens: 28, total_tokens: 65 });
   });
 
-  it('keeps text parts and skips thinking parts', () => {
+  it('keeps text parts as content and thinking parts as reasoning_content', () => {
     const out = fromCohereResponse(
       {
         id: 'r1',
@@ -62,6 +62,7 @@ describe('Cohere v2 chat response → OpenAI chat completion', () => {
       NEW_ID,
     );
     expect(out.choices[0]!.message.content).toBe('Answer.');
+    expect(out.choices[0]!.message.reasoning_content).toBe('hmm');
     expect(out.usage).toBeUndefined();
   });
 

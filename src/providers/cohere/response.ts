@@ -61,9 +61,14 @@ export function fromCohereResponse(value: unknown, model: string, created: numbe
   if (failed) throw failed;
   const msg = value.message;
   let text = '';
+  let reasoning = '';
   // Parts and calls that are not objects are skipped, as the stream skips a malformed event.
   if (Array.isArray(msg.content)) {
-    for (const part of msg.content) if (isObject(part) && part.type === 'text' && typeof part.text === 'string') text += part.text;
+    for (const part of msg.content) {
+      if (!isObject(part)) continue;
+      if (part.type === 'text' && typeof part.text === 'string') text += part.text;
+      else if (part.type === 'thinking' && typeof part.thinking === 'string') reasoning += part.thinking;
+    }
   }
   let toolCalls: ToolCall[] | undefined;
   const calls = Array.isArray(msg.tool_calls) ? msg.tool_calls.filter(isObject) : [];
@@ -92,6 +97,8 @@ export function fromCohereResponse(value: unknown, model: string, created: numbe
     // OpenAI sends it with every answer; Cohere has no fingerprint to give.
     system_fingerprint: null,
   };
+  // A reasoning model's thinking content: reasoning beside the answer.
+  if (reasoning) completion.choices[0]!.message.reasoning_content = reasoning;
   const usage = cohereUsage(value.usage);
   if (usage) completion.usage = usage;
   return completion;

@@ -122,7 +122,7 @@ describe('Cohere v2 SSE → OpenAI chunks', () => {
     expect(chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []).map((t) => t.id)).toEqual(['call_minted']);
   });
 
-  it('skips thinking content blocks and maps ERROR_TOXIC to content_filter', async () => {
+  it('gives thinking content blocks as reasoning_content, not content, and maps ERROR_TOXIC to content_filter', async () => {
     const events = [
       { type: 'message-start', id: 'm1', delta: { message: { role: 'assistant' } } },
       { type: 'content-start', index: 0, delta: { message: { content: { type: 'thinking', thinking: '' } } } },
@@ -135,7 +135,8 @@ describe('Cohere v2 SSE → OpenAI chunks', () => {
     ];
     const text = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n';
     const { chunks } = await run(text);
-    expect(chunks.map((c) => c.choices[0]?.delta.content ?? null)).toEqual(['', 'Sorry.', null, null]);
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? null)).toEqual(['', null, 'Sorry.', null, null]);
+    expect(chunks.map((c) => c.choices[0]?.delta.reasoning_content ?? null)).toEqual([null, 'Let me think', null, null, null]);
     expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe('content_filter');
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Cohere v2 chat SSE (`message-start`, `content-*`, `tool-plan-delta`,
  * `tool-call-*`, `message-end`, then `data: [DONE]`) → OpenAI chunks: a role
- * chunk, content and tool-call deltas, a finish chunk, then a usage-only chunk.
+ * chunk, a reasoning model's thinking as `reasoning_content` deltas, content and tool-call
+ * deltas, a finish chunk, then a usage-only chunk.
  * Only `message-end` finishes a stream; ending without it is a cut (`network`), and
  * one whose finish_reason is `ERROR` (the generation failed) fails it as its error says.
  * As OpenAI's, every chunk has `system_fingerprint` and each choice `logprobs`
@@ -102,11 +103,11 @@ export class CohereTranslator {
       case 'content-start':
         if (msg?.content?.type === 'thinking' && typeof e.index === 'number') {
           (this.thinkingBlocks ??= new Set()).add(e.index);
-          return 0;
+          return this.reasoning(msg.content.thinking, out);
         }
         return this.text(msg?.content?.text, out);
       case 'content-delta':
-        if (typeof e.index === 'number' && this.thinkingBlocks?.has(e.index)) return 0;
+        if (typeof e.index === 'number' && this.thinkingBlocks?.has(e.index)) return this.reasoning(msg?.content?.thinking, out);
         return this.text(msg?.content?.text, out);
       case 'tool-call-start': {
         const call = msg?.tool_calls;
@@ -162,6 +163,14 @@ export class CohereTranslator {
     if (text === undefined) return 0;
     if (typeof text !== 'string') return 1;
     if (text.length > 0) this.emit(out, { content: text });
+    return 0;
+  }
+
+  /** A reasoning model's thinking, as reasoning_content beside the answer. */
+  private reasoning(thinking: unknown, out: ChatCompletionChunk[]): number {
+    if (thinking === undefined) return 0;
+    if (typeof thinking !== 'string') return 1;
+    if (thinking.length > 0) this.emit(out, { reasoning_content: thinking });
     return 0;
   }
 

@@ -49,6 +49,14 @@ export interface CohereChatRequest {
   frequency_penalty?: number;
   presence_penalty?: number;
   response_format?: CohereResponseFormat;
+  /** Reasoning models only (thinking.ts). */
+  thinking?: CohereThinking;
+}
+
+export interface CohereThinking {
+  type: 'enabled' | 'disabled';
+  /** The most tokens the model may think for; it answers when it runs out. */
+  token_budget?: number;
 }
 
 export interface CohereUsage {
