@@ -229,4 +229,14 @@ describe('servingLegacyFunctions', () => {
     expect(withEmbed.embeddings).toBeTypeOf('function');
     expect(withEmbed.embeddingBatch).toBe(96);
   });
+
+  it('adaptTo reaches the adapter it wraps (Ollama learns a refused think there), and stays absent where it has none', () => {
+    const { inner } = fake();
+    expect(servingLegacyFunctions(inner).adaptTo).toBeUndefined();
+    const asked: string[] = [];
+    const learning = servingLegacyFunctions({ ...inner, adaptTo: (_err, model) => (asked.push(model), true) });
+    expect(learning.adaptTo?.(new UpstreamError({ category: 'invalid_request', message: 'x' }), 'qwen3')).toBe(true);
+    expect(asked).toEqual(['qwen3']);
+  });
 });
+

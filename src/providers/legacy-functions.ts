@@ -107,12 +107,16 @@ class LegacyFunctionsAdapter implements ProviderAdapter {
   readonly provider: ProviderAdapter['provider'];
   readonly embeddings?: (req: EmbeddingsRequest, ctx: AttemptContext) => Promise<EmbeddingsResult>;
   readonly embeddingBatch?: number;
+  readonly adaptTo?: (err: UpstreamError, model: string) => boolean;
 
   constructor(private readonly inner: ProviderAdapter) {
     this.provider = inner.provider;
     // Absent stays absent: the gateway passes over candidates without embeddings.
     if (inner.embeddings !== undefined) this.embeddings = inner.embeddings.bind(inner);
     if (inner.embeddingBatch !== undefined) this.embeddingBatch = inner.embeddingBatch;
+    // The executor asks the adapter it holds, this one: a refusal the inner adapter learns from
+    // (Ollama's `think`) would fail over instead of being sent again without the parameter.
+    if (inner.adaptTo !== undefined) this.adaptTo = inner.adaptTo.bind(inner);
   }
 
   chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {

@@ -89,4 +89,44 @@ describe('ollama loopback server, read by the official ollama SDK', () => {
     expect(text).toBe('one two ');
     expect(err).toBeInstanceOf(Error);
   });
+
+  it('speaks thinking as the SDK reads it: message.thinking buffered, thinking pieces streamed, none when told not to think', async () => {
+    const reply = { kind: 'message' as const, thinking: 'Light scatters.', text: 'Rayleigh scattering.' };
+    server.enqueue(reply, reply, reply);
+    const messages = [{ role: 'user', content: 'why is the sky blue?' }];
+    const res = await client.chat({ model: 'llama3.2', messages, think: true, stream: false });
+    expect(res.message).toEqual({ role: 'assistant', content: 'Rayleigh scattering.', thinking: 'Light scatters.' });
+    expect(server.requests.at(-1)!.body).toMatchObject({ think: true });
+
+    const stream = await client.chat({ model: 'llama3.2', messages, think: 'high', stream: true });
+    let thinking = '';
+    let text = '';
+    for await (const part of stream) {
+      thinking += part.message.thinking ?? '';
+      text += part.message.content;
+    }
+    expect(thinking).toBe('Light scatters.');
+    expect(text).toBe('Rayleigh scattering.');
+
+    const off = await client.chat({ model: 'llama3.2', messages, think: false, stream: false });
+    expect(off.message).toEqual({ role: 'assistant', content: 'Rayleigh scattering.' });
+  });
+
+  it('refuses think for a model without thinking, and a think value it does not know, as Ollama does', async () => {
+    const strict = await startOllamaServer({ noThinking: ['gemma3'] });
+    try {
+      const sdk = new Ollama({ host: strict.url });
+      const messages = [{ role: 'user', content: 'hi' }];
+      const err = await sdk.chat({ model: 'gemma3', messages, think: true, stream: false }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ name: 'ResponseError', status_code: 400, error: '"gemma3" does not support thinking' });
+      // Not asked to think, it answers.
+      await expect(sdk.chat({ model: 'gemma3', messages, stream: false })).resolves.toMatchObject({ done: true });
+      await expect(sdk.chat({ model: 'gemma3', messages, think: false, stream: false })).resolves.toMatchObject({ done: true });
+      const bad = await sdk.chat({ model: 'llama3.2', messages, think: 'max' as never, stream: false }).catch((e: unknown) => e);
+      expect(bad).toMatchObject({ status_code: 400 });
+    } finally {
+      await strict.close();
+    }
+  });
 });
+

@@ -38,7 +38,12 @@ export type OllamaServer = ScriptedServer<RecordedRequest, OllamaReply>;
 export interface OllamaServerOptions {
   /** When set, other model names get Ollama's 404 "not found, try pulling it first". */
   models?: string[];
+  /** Models without thinking: asked to think, they get Ollama's 400 `"NAME" does not support thinking`. */
+  noThinking?: string[];
 }
+
+/** What `think` takes: a switch, or gpt-oss's levels. */
+const THINK_LEVELS = new Set(['low', 'medium', 'high']);
 
 const DEFAULT_TEXT = 'Hello from Ollama.';
 const NANOS_PER_MS = 1_000_000;
@@ -69,6 +74,14 @@ export async function startOllamaServer(opts: OllamaServerOptions = {}): Promise
       return json(res, 404, { error: `model "${model}" not found, try pulling it first` });
     }
 
+    const think = b.think;
+    if (think !== undefined && typeof think !== 'boolean' && !THINK_LEVELS.has(think as string)) {
+      return json(res, 400, { error: `invalid think value: ${JSON.stringify(think)} (must be "high", "medium", "low", true, or false)` });
+    }
+    // Checked before a reply is taken, as Ollama refuses before it generates.
+    if (path === '/api/chat' && think !== undefined && think !== false && opts.noThinking?.includes(model)) {
+      return json(res, 400, { error: `${JSON.stringify(model)} does not support thinking` });
+    }
     const reply = ex.next();
     if (reply?.kind === 'error') return json(res, reply.status, { error: reply.error });
     if (reply?.kind === 'raw') return sendRaw(res, reply.status ?? 200, reply.contentType ?? 'application/x-ndjson', reply.body);
@@ -79,7 +92,9 @@ export async function startOllamaServer(opts: OllamaServerOptions = {}): Promise
       const count = reply?.kind === 'embed' && reply.promptEvalCount !== undefined ? reply.promptEvalCount : input.length * 2;
       return json(res, 200, { model, embeddings: vectors, total_duration: 14 * NANOS_PER_MS, load_duration: NANOS_PER_MS, prompt_eval_count: count });
     }
-    const message = reply?.kind === 'message' ? reply : { kind: 'message' as const, text: DEFAULT_TEXT };
+    const scripted = reply?.kind === 'message' ? reply : { kind: 'message' as const, text: DEFAULT_TEXT };
+    // Told not to think, a thinking model sends no thinking.
+    const message = think === false ? { ...scripted, thinking: undefined } : scripted;
     // Ollama streams unless told not to.
     if (b.stream === false) json(res, 200, buffered(model, createdAt, message));
     else stream(res, model, createdAt, message);

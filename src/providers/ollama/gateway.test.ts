@@ -11,12 +11,13 @@ import { createOllamaAdapter } from './index.js';
 
 const MODEL = 'llama3.2';
 const t = openaiThroughGateway({
-  upstream: () => startOllamaServer({ models: [MODEL, 'all-minilm'] }),
+  upstream: () => startOllamaServer({ models: [MODEL, 'all-minilm', 'gemma3'], noThinking: ['gemma3'] }),
   config: (url) => ({
     providers: [{ id: 'local', type: 'ollama', baseUrl: url }],
     models: [
       { name: 'chat', deployments: [{ provider: 'local', model: MODEL }] },
       { name: 'embed', deployments: [{ provider: 'local', model: 'all-minilm' }] },
+      { name: 'plain', deployments: [{ provider: 'local', model: 'gemma3' }] },
     ],
   }),
   options: { adapters: { ollama: createOllamaAdapter } },
@@ -80,4 +81,36 @@ describe('openai client → gateway → ollama', () => {
     const res = await t.client.embeddings.create({ model: 'embed', input: 'hello' });
     expect(res.data[0]!.embedding).toEqual([0.5, -0.25, 1]);
   });
+
+  it('reasoning_effort goes as think, and message.thinking comes back as reasoning_content, buffered and streamed', async () => {
+    const reply = { kind: 'message' as const, thinking: 'Say hello back.', text: 'Hello there.' };
+    t.upstream.enqueue(reply, reply);
+    const params = { model: 'chat', messages: [{ role: 'user' as const, content: 'hi' }], reasoning_effort: 'low' as const };
+    const res = await t.client.chat.completions.create(params);
+    expect(res.choices[0]!.message.content).toBe('Hello there.');
+    expect((res.choices[0]!.message as { reasoning_content?: string }).reasoning_content).toBe('Say hello back.');
+    const stream = await t.client.chat.completions.create({ ...params, stream: true });
+    const { out, chunks } = await assembleStream(stream);
+    expect(out.content).toBe('Hello there.');
+    expect(chunks.map((c) => (c.choices[0]?.delta as { reasoning_content?: string } | undefined)?.reasoning_content ?? '').join('')).toBe('Say hello back.');
+    for (const rec of t.upstream.requests.slice(-2)) expect(rec.body).toMatchObject({ think: true });
+  });
+
+  it('a model that refuses think is asked again at once without it, and from then on not asked with it', async () => {
+    const before = t.upstream.requests.length;
+    const params = { model: 'plain', messages: [{ role: 'user' as const, content: 'hi' }], reasoning_effort: 'high' as const };
+    const { data, response } = await t.client.chat.completions.create(params).withResponse();
+    expect(data.choices[0]!.message.content).toBe('Hello from Ollama.');
+    expect(response.headers.get('x-switchyard-attempts')).toBe('2');
+    const sent = t.upstream.requests.slice(before).map((r) => (r.body as { think?: unknown }).think);
+    expect(sent).toEqual([true, undefined]);
+
+    // Learnt: the next request, streamed, goes without think the first time.
+    const stream = await t.client.chat.completions.create({ ...params, stream: true }).withResponse();
+    const { out } = await assembleStream(stream.data);
+    expect(out.content).toBe('Hello from Ollama.');
+    expect(stream.response.headers.get('x-switchyard-attempts')).toBe('1');
+    expect(t.upstream.requests.at(-1)!.body).not.toHaveProperty('think');
+  });
 });
+

@@ -25,6 +25,8 @@ import { apiKeyHeader } from '../api-key-header.js';
 import { servingLegacyFunctions } from '../legacy-functions.js';
 import { firstToolCallOf, keepFirstToolCall, oneToolCallAsked } from '../first-tool-call.js';
 import { toolCallIdMaker } from '../tool-call-id.js';
+import { ThinkRefusals } from './think.js';
+import type { UpstreamError } from '../../resilience/upstream-error.js';
 
 const NDJSON_ACCEPT = { accept: 'application/x-ndjson' };
 
@@ -32,6 +34,7 @@ export class OllamaAdapter implements ProviderAdapter {
   private readonly http: HttpUpstream;
   /** Ollama's tool calls may come without ids; OpenAI clients need one to answer them. */
   private readonly newToolId: () => string;
+  private readonly thinkRefusals: ThinkRefusals;
 
   constructor(
     readonly provider: ProviderConfig,
@@ -45,10 +48,11 @@ export class OllamaAdapter implements ProviderAdapter {
       errorFromResponse: (status, body, headers, now) => fixOllamaError(errorFromResponse(status, body, headers, now)),
     });
     this.newToolId = toolCallIdMaker(deps.random);
+    this.thinkRefusals = new ThinkRefusals(deps.clock);
   }
 
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
-    const body = JSON.stringify(toOllamaRequest(req, ctx.model, false));
+    const body = JSON.stringify(toOllamaRequest(req, ctx.model, false, this.thinks(req, ctx.model)));
     const res = await this.http.postWhole('/api/chat', body, ctx.signal);
     const value = parseJsonBody(res.raw);
     const response = fromOllamaResponse(value, ctx.model, this.created(), `chatcmpl-${ctx.requestId}`, this.newToolId);
@@ -57,7 +61,7 @@ export class OllamaAdapter implements ProviderAdapter {
   }
 
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
-    const body = JSON.stringify(toOllamaRequest(req, ctx.model, true));
+    const body = JSON.stringify(toOllamaRequest(req, ctx.model, true, this.thinks(req, ctx.model)));
     const res = await this.http.postOk('/api/chat', body, ctx.signal, NDJSON_ACCEPT);
     const stream = new OllamaChunkStream(res.headers, this.http.text(res, ctx.signal), ctx.model, this.created(), `chatcmpl-${ctx.requestId}`, this.newToolId);
     return firstToolCallOf(req, stream);
@@ -71,8 +75,18 @@ export class OllamaAdapter implements ProviderAdapter {
     return { response: fromOllamaEmbed(value, ctx.model, req.encoding_format, inputs), headers: res.headers };
   }
 
+  /** A model that refused `think` (think.ts) is asked again at once, without it. */
+  adaptTo(err: UpstreamError, model: string): boolean {
+    return this.thinkRefusals.learn(err, model);
+  }
+
   close(): Promise<void> {
     return this.http.close();
+  }
+
+  /** Whether `think` may go with this request: read only when it asks for reasoning. */
+  private thinks(req: ChatRequest, model: string): boolean {
+    return req.reasoning_effort == null || !this.thinkRefusals.has(model);
   }
 
   private created(): number {

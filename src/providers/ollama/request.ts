@@ -7,9 +7,12 @@ import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseForma
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { OllamaChatRequest, OllamaMessage, OllamaOptions, OllamaTool, OllamaToolCall } from './wire.js';
 import { parseDataUrl } from '../../protocol/data-url.js';
+import { reasoningEffortOf } from '../reasoning-effort.js';
+import { ollamaThinkOf } from './think.js';
 import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_AND_RESULT_ROLES, toolSelection, withToolCallIds } from '../request-options.js';
 
-export function toOllamaRequest(req: ChatRequest, model: string, stream: boolean): OllamaChatRequest {
+/** `think`: false when the model refused `think` (think.ts), which is then left out. */
+export function toOllamaRequest(req: ChatRequest, model: string, stream: boolean, think = true): OllamaChatRequest {
   // Ollama tool results name their tool; OpenAI's carry only the call id.
   const toolNames = new Map<string, string>();
   textOnlyParts(req.messages, 'ollama', TEXT_AND_RESULT_ROLES);
@@ -31,6 +34,8 @@ export function toOllamaRequest(req: ChatRequest, model: string, stream: boolean
 
   const options = toOllamaOptions(req);
   if (options) out.options = options;
+  const effort = reasoningEffortOf(req);
+  if (effort !== undefined && think) out.think = ollamaThinkOf(effort, model);
   return out;
 }
 

@@ -74,6 +74,8 @@ export function fromOllamaResponse(value: unknown, model: string, created: numbe
     // OpenAI sends it with every answer; Ollama's native API has no fingerprint to give.
     system_fingerprint: null,
   };
+  // A thinking model's reasoning (asked for with `think`): reasoning beside the answer.
+  if (typeof msg.thinking === 'string' && msg.thinking.length > 0) completion.choices[0]!.message.reasoning_content = msg.thinking;
   const usage = ollamaUsage(r);
   if (usage) completion.usage = usage;
   return completion;

@@ -43,12 +43,13 @@ describe('Ollama NDJSON → OpenAI chunks', () => {
     ]);
   });
 
-  it('converts whole tool calls into tool_call deltas with ids, skips thinking, finishes with tool_calls', async () => {
+  it('converts whole tool calls into tool_call deltas with ids, thinking into reasoning_content, finishes with tool_calls', async () => {
     const { chunks, error } = await run(fixture('stream-tool-call.ndjson'), 17, 'qwen3');
     expect(error).toBeUndefined();
     const b = base('qwen3');
     expect(chunks).toEqual([
       { ...b, choices: [{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }] },
+      { ...b, choices: [{ index: 0, delta: { reasoning_content: 'The user wants the weather in Toronto.' }, logprobs: null, finish_reason: null }] },
       {
         ...b,
         choices: [

@@ -1,5 +1,6 @@
 /**
- * Ollama NDJSON chat stream → OpenAI chunks: a role chunk, content deltas,
+ * Ollama NDJSON chat stream → OpenAI chunks: a role chunk, `message.thinking` as
+ * `reasoning_content` deltas, content deltas,
  * tool calls (Ollama sends each whole, never in pieces), a finish chunk, then a
  * usage-only chunk. Only a line with `done: true` finishes a stream; ending
  * without one is a cut (`network`). An `{"error": ...}` line fails the stream.
@@ -87,6 +88,7 @@ export class OllamaTranslator {
 
     const msg = r.message;
     if (msg && typeof msg === 'object') {
+      if (typeof msg.thinking === 'string' && msg.thinking.length > 0) this.emit(out, { reasoning_content: msg.thinking });
       if (typeof msg.content === 'string' && msg.content.length > 0) {
         this.emit(out, { content: msg.content });
       }

@@ -45,7 +45,11 @@ export interface OllamaChatRequest {
   /** `"json"` for JSON mode, or a JSON schema for structured output. */
   format?: 'json' | Record<string, unknown>;
   options?: OllamaOptions;
+  /** Thinking models: on or off; gpt-oss: a level (think.ts). */
+  think?: OllamaThink;
 }
+
+export type OllamaThink = boolean | 'low' | 'medium' | 'high';
 
 /** A buffered answer, or one NDJSON line of a stream (the last has `done: true`). */
 export interface OllamaChatResponse {
