@@ -28,8 +28,23 @@ export interface Committed {
  * 170 MB a second over loopback, gigabytes at the default 20 s.
  */
 export const MAX_HELD_CHUNKS = 100_000;
-/** The same bound on their text, where it is known (OpenAI-format chunks keep theirs). */
+/**
+ * The same bound on their text: an OpenAI-format chunk's whole JSON, a native adapter's
+ * reasoning (the one text a chunk before the commit point carries: Anthropic's thinking,
+ * Gemini's thoughts, Ollama's and Cohere's thinking), which a model may run on for as long.
+ */
 export const MAX_HELD_CHARS = 32 * 1024 * 1024;
+
+/** The reasoning a chunk carries, in characters. */
+function reasoningChars(chunk: ChatCompletionChunk): number {
+  let n = 0;
+  const choices = chunk.choices;
+  for (let i = 0; i < choices.length; i++) {
+    const r = choices[i]!.delta?.reasoning_content;
+    if (typeof r === 'string') n += r.length;
+  }
+  return n;
+}
 
 export function isCommitChunk(chunk: ChatCompletionChunk): boolean {
   const choices = chunk.choices;
@@ -75,7 +90,8 @@ export async function openUntilCommit(input: AttemptInput, req: ChatRequest, req
       }
       pending.push(r.value);
       if (isCommitChunk(r.value)) break;
-      heldChars += (r.value as WithRaw<ChatCompletionChunk>)[RAW_JSON]?.length ?? 0;
+      // A native adapter's chunk has no upstream text: its reasoning is what it holds.
+      heldChars += (r.value as WithRaw<ChatCompletionChunk>)[RAW_JSON]?.length ?? reasoningChars(r.value);
       if (pending.length > MAX_HELD_CHUNKS || heldChars > MAX_HELD_CHARS) {
         await iterator.return?.();
         throw new UpstreamError({ category: 'server', message: `upstream sent ${pending.length} chunks (${heldChars} characters) without content before its first token` });
