@@ -55,6 +55,14 @@ describe('reasoning_effort → Anthropic thinking', () => {
     }
   });
 
+  it('asks models before Claude 3.7 Sonnet, which cannot think, for none', () => {
+    for (const m of ['claude-3-5-sonnet-20241022', 'claude-3-5-haiku-latest', 'claude-3-opus-20240229', 'claude-2.1', 'claude-instant-1.2']) {
+      expect(convert({ reasoning_effort: 'high', temperature: 0.2 }, m), m).not.toHaveProperty('thinking');
+      expect(convert({ reasoning_effort: 'high', temperature: 0.2 }, m).temperature, m).toBe(0.2);
+    }
+    expect(convert({ reasoning_effort: 'high' }, 'claude-3-7-sonnet-20250219')).toHaveProperty('thinking.type', 'enabled');
+  });
+
   it('drops temperature and top_p, which Anthropic refuses beside thinking', () => {
     expect(convert({ reasoning_effort: 'low', temperature: 0.3 })).not.toHaveProperty('temperature');
     expect(convert({ reasoning_effort: 'low', top_p: 0.5 })).not.toHaveProperty('top_p');

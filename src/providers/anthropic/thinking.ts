@@ -7,7 +7,8 @@
  *   (the only family that has it) and as `high` elsewhere.
  * - Earlier models take `thinking: {type: "enabled", budget_tokens}`, the budget from
  *   THINKING_BUDGET (always ≥ 1024, Anthropic's minimum).
- * - `none` sends nothing: thinking is off unless asked for.
+ * - `none` sends nothing: thinking is off unless asked for. Models before Claude 3.7 Sonnet,
+ *   which have no thinking, get none either.
  *
  * Thinking counts against `max_tokens`, and a budget must be below it: the client's limit is
  * kept when it leaves the answer at least MIN_ANSWER_TOKENS beside the budget, else the budget
@@ -25,6 +26,9 @@ import type { ReasoningEffort, ThinkingEffort } from '../reasoning-effort.js';
 import { THINKING_BUDGET } from '../reasoning-effort.js';
 import type { AnthropicMessageParam, AnthropicRequest } from './wire.js';
 
+/** Models before extended thinking (Claude 3.7 Sonnet was the first): they refuse `thinking`. */
+const NO_THINKING = /claude-(?:3-(?!7)|2|instant)/;
+
 /** The answer's room a client's max_tokens must leave beside the thinking budget to be kept as it is. */
 export const MIN_ANSWER_TOKENS = 1024;
 
@@ -35,7 +39,7 @@ type AdaptiveEffort = 'low' | 'medium' | 'high' | 'max';
  * client's own max_tokens (undefined when the body carries the default).
  */
 export function applyThinking(body: AnthropicRequest, effort: ReasoningEffort, model: string, clientMax: number | undefined, defaultMax: number): void {
-  if (effort === 'none' || !thinkingAllowed(body)) return;
+  if (effort === 'none' || NO_THINKING.test(model) || !thinkingAllowed(body)) return;
   const budget = THINKING_BUDGET[effort];
   body.max_tokens = clientMax !== undefined && clientMax - budget >= MIN_ANSWER_TOKENS ? clientMax : (clientMax ?? defaultMax) + budget;
   if (isAdaptive(model)) {
