@@ -21,6 +21,7 @@
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { sseEvent, startScriptedServer, type ScriptedServer } from './scripted-server.js';
+import { thinkingProblem } from './anthropic-thinking.js';
 
 export interface RecordedRequest {
   method: string;
@@ -221,47 +222,6 @@ function validate(body: Json, version: string): string | undefined {
     previousToolUses = toolUses;
   }
   return thinkingProblem(body) ?? cacheControlProblem(body);
-}
-
-const THINKING_DOCS = 'Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking';
-
-/**
- * What the API refuses with extended thinking on: a budget under 1024 or not under max_tokens, an
- * effort it does not have, temperature other than 1, top_p under 0.95, a forced tool call, and a
- * last assistant turn (a prefill, or the one whose tool calls are being answered) that does not
- * start with its thinking block.
- */
-function thinkingProblem(body: Json): string | undefined {
-  const effort = (body.output_config as Json | undefined)?.effort;
-  if (effort !== undefined && !['low', 'medium', 'high', 'max'].includes(String(effort))) {
-    return "output_config.effort: Input should be 'low', 'medium', 'high' or 'max'";
-  }
-  const thinking = body.thinking as Json | undefined;
-  if (thinking === undefined || thinking.type === 'disabled') return undefined;
-  if (thinking.type === 'enabled') {
-    const budget = thinking.budget_tokens;
-    if (typeof budget !== 'number' || !Number.isInteger(budget)) return 'thinking.enabled.budget_tokens: Field required';
-    if (budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
-    if (typeof body.max_tokens === 'number' && body.max_tokens <= budget) return `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. ${THINKING_DOCS}`;
-  } else if (thinking.type !== 'adaptive') {
-    return "thinking: Input tag does not match any of the expected tags: 'adaptive', 'disabled', 'enabled'";
-  }
-  if (body.temperature !== undefined && body.temperature !== 1) return `\`temperature\` may only be set to 1 when thinking is enabled. ${THINKING_DOCS}`;
-  if (typeof body.top_p === 'number' && body.top_p < 0.95) return `\`top_p\` must be greater than or equal to 0.95 or unset when thinking is enabled. ${THINKING_DOCS}`;
-  const choice = (body.tool_choice as Json | undefined)?.type;
-  if (choice === 'any' || choice === 'tool') return `Thinking may not be enabled when tool_choice forces tool use. ${THINKING_DOCS}`;
-  const messages = body.messages as Json[];
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.role !== 'assistant') continue;
-    const blocks = Array.isArray(m.content) ? (m.content as Block[]) : [{ type: 'text' }];
-    const final = i === messages.length - 1;
-    if ((final || blocks.some((b) => b.type === 'tool_use')) && blocks[0]?.type !== 'thinking' && blocks[0]?.type !== 'redacted_thinking') {
-      return `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${blocks[0]?.type ?? 'text'}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block. ${THINKING_DOCS}`;
-    }
-    break;
-  }
-  return undefined;
 }
 
 /** Prompt-cache breakpoints: Anthropic's one shape, and at most four a request (tools, system, messages and tool results alike). */
