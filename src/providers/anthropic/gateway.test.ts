@@ -215,5 +215,19 @@ describe('legacy function calling (functions, function_call) through the anthrop
       expect(rec.body).not.toHaveProperty('temperature');
     }
   });
+
+  it('reasoning_effort where Anthropic would refuse thinking (a forced tool, a tool result being answered) is served without it', async () => {
+    t.upstream.enqueue({ toolUses: [{ id: 'toolu_forced', name: 'get_weather', input: { location: 'Paris' } }] }, { text: 'It is 15 degrees.' });
+    const forced = await t.client.chat.completions.create({ model: 'smart', messages, tools, tool_choice: 'required', reasoning_effort: 'high' });
+    expect(forced.choices[0]!.finish_reason).toBe('tool_calls');
+    const answered = await t.client.chat.completions.create({
+      model: 'smart',
+      tools,
+      reasoning_effort: 'high',
+      messages: [...messages, forced.choices[0]!.message, { role: 'tool', tool_call_id: 'toolu_forced', content: '15 degrees' }],
+    });
+    expect(answered.choices[0]!.message.content).toBe('It is 15 degrees.');
+    for (const rec of t.upstream.requests.slice(-2)) expect(rec.body).not.toHaveProperty('thinking');
+  });
 });
 
