@@ -29,6 +29,8 @@ export class LimitsGate implements CapacityGate {
   }
 
   acquire(d: Deployment, _run: RequestRun, tokens: number, now = this.clock.now(), calls = 1) {
+    // Waiters already due are served before this newcomer (first come, first served).
+    this.waitGate.serveDue(now);
     const r = this.pacer.tryAcquire(d, tokens, now, calls);
     if (!isThrottled(r)) return { ok: true as const, lease: r };
     this.bus.emit('throttle', { deployment: d.key, waitedMs: 0, outcome: 'skipped' });

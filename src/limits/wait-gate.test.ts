@@ -131,4 +131,49 @@ describe('WaitGate', () => {
     // One check each on arrival, then at most two per refill: the served waiter and the next in line.
     expect(checks.mock.calls.length).toBeLessThanOrEqual(n + 2 * n);
   });
+
+  describe('due waiters before newcomers (serveDue)', () => {
+    /** One request possible at +500 ms, then none until the minute resets. */
+    const oneAt500 = { 'retry-after-ms': '500', 'x-ratelimit-remaining-requests': '1', 'x-ratelimit-reset-requests': '60s' };
+
+    it('serves a waiter whose timer is late before a request arriving meanwhile', async () => {
+      // Timers that never fire: the event loop is busy past the waiter's due time.
+      let t = Date.UTC(2026, 0, 1);
+      const clock = { now: () => t, setTimer: () => ({ clear() {}, refresh() {} }), sleep: () => Promise.resolve() };
+      const pacer = new Pacer({ limits: { defaultRpm: null } }, clock);
+      const gate = new WaitGate(pacer, clock);
+      const a = deployment(provider('a'), 'm');
+      pacer.observe(a, oneAt500);
+      const first = track(gate.wait([a], 1, 2000));
+      t += 600;
+      const late = await gate.wait([a], 1, 2000);
+      await Promise.resolve();
+      expect(first.value).toMatchObject({ ok: true, dep: a, waitedMs: 600 });
+      expect(late).toMatchObject({ ok: false });
+    });
+
+    it('serves a waiter woken by a release before a request arriving in the same tick', async () => {
+      const { clock, pacer, gate } = setup();
+      const a = deployment(provider('a', { rpm: 1 }), 'm');
+      const held = pacer.tryAcquire(a, 1);
+      if (isThrottled(held)) throw new Error('unexpected');
+      const first = track(gate.wait([a], 1, 70_000));
+      await clock.advance(10);
+      held.cancel(); // never sent: the request is free again, for the waiter
+      const late = await gate.wait([a], 1, 0);
+      expect(first.value).toMatchObject({ ok: true, dep: a, waitedMs: 10 });
+      expect(late).toMatchObject({ ok: false, reason: 'beyond_budget' });
+      expect(clock.pending).toBe(0);
+    });
+
+    it('costs one comparison when nobody is due', () => {
+      const { clock, pacer, gate } = setup();
+      const pass = vi.spyOn(gate as unknown as { pass(): void }, 'pass');
+      gate.serveDue(clock.now());
+      pacer.observe(deployment(provider('a'), 'm'), oneAt500);
+      void gate.wait([deployment(provider('a'), 'm')], 1, 2000);
+      gate.serveDue(clock.now() + 499);
+      expect(pass).not.toHaveBeenCalled();
+    });
+  });
 });

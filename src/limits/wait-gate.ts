@@ -5,7 +5,10 @@
  * any of them could proceed. When it fires, only the waiters due by then are
  * re-checked, first come first served, and a candidate set that just failed is
  * not re-checked for a later waiter asking as much or more: a refill wakes
- * whoever it can serve, not every sleeper (no thundering herd). A waiter whose
+ * whoever it can serve, not every sleeper (no thundering herd). Waiters already
+ * due go before a newcomer (`serveDue`): a timer fires late under load, and a
+ * release is re-checked only on the next tick, so a request arriving in between
+ * would otherwise take the capacity a waiter had been promised. A waiter whose
  * next chance lies beyond its deadline is answered at once with that time as
  * its Retry-After, rather than sleeping out the deadline for nothing. Capacity
  * given back early (a cancelled lease, usage below its estimate) triggers a
@@ -82,6 +85,7 @@ export class WaitGate {
     callsFor?: CallsFor,
   ): Promise<GateResult> {
     if (signal?.aborted) return Promise.reject(signal.reason);
+    this.serveDue(this.clock.now());
     const r = this.pacer.acquireFirst(candidates, tokens, callsFor);
     if ('lease' in r) return Promise.resolve({ ok: true, dep: r.dep, lease: r.lease, index: r.index, waitedMs: 0 });
     const wait = Number.isFinite(r.waitMs) ? r.waitMs : 0;
@@ -119,6 +123,16 @@ export class WaitGate {
     });
   }
 
+  /**
+   * Re-check now the waiters due by `now`, before a newcomer takes capacity. Without
+   * waiters, or none due yet, one comparison: this runs before every paced attempt.
+   */
+  serveDue(now: number): void {
+    if (this.timerAt > now) return;
+    this.timer?.clear();
+    this.pass(now);
+  }
+
   private schedule(at: number): void {
     if (at >= this.timerAt) return;
     this.timer?.clear();
@@ -127,10 +141,9 @@ export class WaitGate {
   }
 
   /** Re-check the waiters that are due, in arrival order; answer or re-arm each. */
-  private pass(): void {
+  private pass(now = this.clock.now()): void {
     this.timer = null;
     this.timerAt = Number.POSITIVE_INFINITY;
-    const now = this.clock.now();
     // Candidate sets that failed in this pass: capacity only shrinks within it.
     let failed: Map<string, { tokens: number; wakeAt: number; batched: boolean }> | undefined;
     let next = Number.POSITIVE_INFINITY;
