@@ -206,8 +206,10 @@ export class RequestLifecycle {
     this.deadline.clear();
     this.unlinkClient();
     const run = this.run;
-    // Refused before any upstream call (all throttled, cooling or open; deadline): nothing spent, no quota used.
-    if (err !== undefined && run.upstreamAttempts() === 0) this.keyLease?.cancel();
+    // Refused before any call reached an upstream (all throttled, cooling or open; the deadline; every
+    // upstream unreachable): nothing spent, no quota used. Attempts that were tried but never arrived
+    // (connection refused) count in x-switchyard-attempts, not here.
+    if (err !== undefined && !run.sent) this.keyLease?.cancel();
     // A failed request counts as a request, and its tokens as what it was answered: a stream cut
     // after its first token, what it delivered; one every upstream refused with an error, none.
     // Kept at its estimate, three 503s used a small tpm up, and the key's next request was a

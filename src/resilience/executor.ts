@@ -202,6 +202,7 @@ export class Executor {
           trace.status = trace.status || 200;
           health.success(d.stateKey, admission.probe);
           if (!opts.keepScope) scope.dispose();
+          run.sent = true;
           run.served = cand;
           run.fallbackUsed = cand.fallback;
           if (!opts.keepScope) this.emitAttempt(run, cand, trace);
@@ -226,6 +227,7 @@ export class Executor {
             // capacity is spent, as for a timeout.
             lease?.reconcile();
             run.mayHaveSpent = true;
+            run.sent = true;
             health.release(d.stateKey, admission.probe);
             trace.errorType = err.kind === 'deadline' ? 'timeout' : 'aborted';
             trace.message = err.message;
@@ -256,6 +258,7 @@ export class Executor {
           // A stream whose 200 head came (trace.status set) was answered, whatever its error event says.
           if (err.status !== undefined || trace.status !== 0 || mayHaveReachedUpstream(err)) {
             lease?.reconcile(undefined, err.headers);
+            run.sent = true;
             // Answered with an error (a status, an error object), it generated nothing; timed out, cut or unreadable, it may have.
             if (err.status === undefined && err.reachedUpstream !== true) run.mayHaveSpent = true;
           } else lease?.cancel();

@@ -35,6 +35,12 @@ export class RequestRun {
    * generated nothing. A failed request's key quota keeps its estimate when this is set.
    */
   mayHaveSpent = false;
+  /**
+   * An attempt reached an upstream (answered, timed out, cut, or abandoned while out): the
+   * request counts against its client key. One refused before any did (no candidate, all
+   * throttled or cooling, an unreachable upstream, a request no adapter could express) does not.
+   */
+  sent = false;
   status = 200;
   errorCode: string | null = null;
   /** Gateway time up to the response head (or the stream's commit point). */

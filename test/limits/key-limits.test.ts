@@ -167,4 +167,30 @@ describe('a client key whose requests fail upstream', () => {
       await held.close();
     }
   });
+
+  it('is not charged for a request no upstream received: every candidate refused the connection', async () => {
+    // A port that was listening and is closed now: the connection is refused, nothing was sent.
+    const gone = await startRawUpstream(() => undefined);
+    const url = gone.url;
+    await gone.close();
+    const g = await startGateway(
+      {
+        resilience: { maxRetries: 0 },
+        providers: [openaiProvider('gone', url)],
+        models: [{ name: 'chat', deployments: [{ provider: 'gone', model: 'g' }] }],
+        keys: [{ id: 'one', key: '${ONE_KEY}', rpm: 1 }],
+      },
+      { clock, env: { ONE_KEY: 'sk-one-0123456789' } },
+    );
+    try {
+      const c = new OpenAI({ baseURL: g.baseURL, apiKey: 'sk-one-0123456789', maxRetries: 0 });
+      for (let i = 0; i < 3; i++) {
+        const err = await c.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+        // 503 each time (an attempt was tried), never the key's 429: no request reached an upstream.
+        expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+      }
+    } finally {
+      await g.close(0);
+    }
+  });
 });
