@@ -109,3 +109,23 @@ describe('configWarnings: CORS open to every page', () => {
     expect(configWarnings(doc(['https://app.example.com']))).toEqual([]);
   });
 });
+
+describe('configWarnings: one deployment given different limits in several aliases', () => {
+  it('names each alias that asks for more than the lowest rpm or tpm (or none), which paces it everywhere', () => {
+    const config = parseConfig(
+      {
+        providers: [{ id: 'sim', type: 'simulated' }],
+        models: [
+          { name: 'fast', deployments: [{ provider: 'sim', model: 'm', rpm: 100, tpm: 5000 }] },
+          { name: 'slow', deployments: [{ provider: 'sim', model: 'm', rpm: 10 }] },
+          { name: 'same', deployments: [{ provider: 'sim', model: 'm', rpm: 10, tpm: 5000 }] },
+        ],
+      },
+      {},
+    );
+    expect(configWarnings(config)).toEqual([
+      "models[0].deployments[0].rpm: 100 in 'fast', but sim/m is given rpm 10 elsewhere: one upstream, paced by the lowest (10) in every alias",
+      "models[1].deployments[0].tpm: unset in 'slow', but sim/m is given tpm 5000 elsewhere: one upstream, paced by the lowest (5000) in every alias",
+    ]);
+  });
+});

@@ -3,6 +3,7 @@
  * rather than refused: each is a legitimate choice in some setups.
  */
 import { abovePriceCeiling } from '../routing/catalog.js';
+import { sharedDeploymentLimits } from '../routing/shared-limits.js';
 import { PENDING_STRATEGIES } from '../routing/strategies/index.js';
 import { API_KEY_HEADERS, DEFAULT_BASE_URLS } from './defaults.js';
 import type { Config, ModelConfig, ProviderType } from './types.js';
@@ -34,6 +35,7 @@ export function configWarnings(config: Config): string[] {
       }
     });
   });
+  sharedLimits(config, out);
   autoTierOrder(config, out);
   // "*" with no client keys undoes the browser guard (server/cors.ts): any web page a user of
   // the gateway opens may call it, and spend its providers' credits.
@@ -41,6 +43,27 @@ export function configWarnings(config: Config): string[] {
     out.push('server.cors.origins: "*" with no keys: any web page open in a browser that can reach the gateway may call it and spend provider credits (list the pages\' origins, or add keys)');
   }
   return out;
+}
+
+/**
+ * A deployment listed in several aliases is one upstream with one pacing state: it is paced by the
+ * lowest rpm and tpm given anywhere (routing/shared-limits.ts). Said where an alias asks for more, or
+ * for none, since that alias will not get it.
+ */
+function sharedLimits(config: Config, out: string[]): void {
+  const limits = sharedDeploymentLimits(config.models);
+  config.models.forEach((m, i) => {
+    m.deployments.forEach((d, j) => {
+      const l = limits.get(`${d.provider}/${d.model}`)!;
+      for (const name of ['rpm', 'tpm'] as const) {
+        const lowest = l[name];
+        if (lowest === undefined || d[name] === lowest) continue;
+        out.push(
+          `models[${i}].deployments[${j}].${name}: ${d[name] ?? 'unset'} in '${m.name}', but ${d.provider}/${d.model} is given ${name} ${lowest} elsewhere: one upstream, paced by the lowest (${lowest}) in every alias`,
+        );
+      }
+    });
+  });
 }
 
 /** What an alias's own pool costs at the least (input + output per 1M tokens, as the cost strategy sums them); undefined when unpriced. */

@@ -6,6 +6,7 @@
  */
 import type { Config, ModelConfig, Price, ProviderConfig, Strategy } from '../config/types.js';
 import { makeDeployment, type Deployment } from './deployment.js';
+import { sharedDeploymentLimits } from './shared-limits.js';
 
 export interface Segment {
   /** Alias this pool belongs to. */
@@ -42,12 +43,14 @@ export class Catalog {
   constructor(private readonly config: Config) {
     for (const p of config.providers) this.providers.set(p.id, p);
     const pools = new Map<string, { model: ModelConfig; pool: Deployment[] }>();
+    const limits = sharedDeploymentLimits(config.models);
     for (const m of config.models) {
       const pool: Deployment[] = [];
       for (const dc of m.deployments) {
         const provider = this.providers.get(dc.provider)!;
-        // Each alias keeps its own view (weight, price, capabilities); runtime state is keyed by `key`, so it is still shared.
-        const d = makeDeployment(provider, dc, config.resilience);
+        // Each alias keeps its own view (weight, price, capabilities); runtime state is keyed by `key`, so it
+        // is still shared, and so are its limits: the lowest any alias gives (shared-limits.ts).
+        const d = makeDeployment(provider, { ...dc, ...limits.get(`${dc.provider}/${dc.model}`) }, config.resilience);
         // Said once at start-up by the config warnings (config/warnings.ts), which share this test.
         if (abovePriceCeiling(d.price, m.priceCeiling)) continue;
         if (!this.deployments.has(d.key)) this.deployments.set(d.key, d);
