@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { errors as undiciErrors, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { UpstreamHeaders } from '../providers/types.js';
-import { categorize, errorFromResponse, errorFromTransport, parseErrorBody, parseRetryAfter, refusedByThisModel } from './classify.js';
+import { categorize, errorFromResponse, errorFromTransport, exceedsTokenLimit, parseErrorBody, parseRetryAfter, refusedByThisModel } from './classify.js';
 import { UpstreamError, type ErrorCategory } from './upstream-error.js';
 
 /** Thu, 01 Jan 2026 00:00:00 GMT: the injected "now" for HTTP-date Retry-After. */
@@ -764,5 +764,28 @@ describe('errorFromTransport on real loopback failures', () => {
     });
     const err = errorFromTransport(await thrownBy(`http://127.0.0.1:${port}/`));
     expect(err.category).toBe('network');
+  });
+});
+
+describe('a request larger than the deployment’s whole tpm', () => {
+  const openai = 'Request too large for gpt-4o in organization org-abc on tokens per min (TPM): Limit 30000, Requested 36278. The input or output tokens must be reduced in order to run successfully.';
+  const groq = 'Request too large for model `llama-3.1-8b-instant` in organization `org_1` service tier `on_demand` on tokens per minute (TPM): Limit 6000, Requested 7964, please reduce your message size and try again.';
+  const rateLimit = 'Rate limit reached for gpt-4o in organization org-abc on tokens per min (TPM): Limit 30000, Used 28000, Requested 3000. Please try again in 2s.';
+
+  it('is read from OpenAI’s and Groq’s messages, and from a limit below what was requested', () => {
+    expect(exceedsTokenLimit(openai)).toBe(true);
+    expect(exceedsTokenLimit(groq)).toBe(true);
+    expect(exceedsTokenLimit('Limit 1000, Requested 1001')).toBe(true);
+    expect(exceedsTokenLimit(rateLimit)).toBe(false);
+    expect(exceedsTokenLimit('Limit 1000, Requested 999')).toBe(false);
+  });
+
+  it('is a refusal by this deployment alone (429 or 413), not a rate limit; an ordinary TPM 429 still is one', () => {
+    const e = errorFromResponse(429, JSON.stringify({ error: { message: openai, type: 'tokens', code: 'rate_limit_exceeded' } }), {}, 0);
+    expect(e.category).toBe('invalid_request');
+    expect(refusedByThisModel(e)).toBe(true);
+    expect(categorize(413, groq)).toBe('invalid_request');
+    expect(refusedByThisModel(errorFromResponse(413, JSON.stringify({ error: { message: groq } }), {}, 0))).toBe(true);
+    expect(categorize(429, `rate_limit_exceeded ${rateLimit}`)).toBe('rate_limited');
   });
 });

@@ -35,6 +35,21 @@ const RETIRED_RE = /model_decommissioned|\bmodel\b.{0,100}?\b(?:is no longer ava
 const WRONG_OPERATION_RE =
   /not allowed to generate embeddings from this model|operation does not work with the specified model|not supported for (?:batchE|e)mbedContents?\b|\bdoes not support embeddings\b/i;
 
+// One request larger than the deployment's whole tokens-per-minute limit: OpenAI's 429 "Request too large
+// for gpt-4o in organization org-… on tokens per min (TPM): Limit 30000, Requested 36278", Groq's 413 "…
+// on tokens per minute (TPM): Limit 6000, Requested 7964". Not a rate limit: waiting never lets it through
+// here, while a deployment with a larger limit may take it (see refusedByThisModel).
+const TOO_LARGE_RE = /request too large for .{0,300}?(?:tokens per min|\(TPM\))/i;
+// The same said only by numbers: a limit and a request above it, nothing used in between.
+const LIMIT_REQUESTED_RE = /\bLimit:? (\d+), Requested:? (\d+)\b/i;
+
+/** The request alone exceeds this deployment's token-per-minute limit (read from the upstream's text). */
+export function exceedsTokenLimit(text: string): boolean {
+  if (TOO_LARGE_RE.test(text)) return true;
+  const m = LIMIT_REQUESTED_RE.exec(text);
+  return m !== null && Number(m[2]) > Number(m[1]);
+}
+
 export function header(headers: UpstreamHeaders | undefined, name: string): string | undefined {
   const v = headers?.[name];
   return Array.isArray(v) ? v[0] : v;
@@ -42,6 +57,8 @@ export function header(headers: UpstreamHeaders | undefined, name: string): stri
 
 /** Category from an HTTP status and the error text; ranges, never enumerated lists. */
 export function categorize(status: number, text: string): ErrorCategory {
+  // Refused for its size, not its timing: a refusal by this deployment alone (no cooldown, no breaker).
+  if ((status === 429 || status === 413) && exceedsTokenLimit(text)) return 'invalid_request';
   if (status === 429) return OVERLOADED_RE.test(text) && !RATE_RE.test(text) ? 'overloaded' : 'rate_limited';
   if (status === 529) return 'overloaded';
   // Whatever the status (403, 404, 500): the request's operation, not the deployment, was refused.
@@ -191,5 +208,5 @@ export function refusedByThisModel(err: UpstreamError): boolean {
   if (err.category !== 'invalid_request') return false;
   if (err.providerCode !== undefined && UNSUPPORTED_CODES.has(err.providerCode)) return true;
   const text = err.message.slice(0, 1000);
-  return UNSUPPORTED_RE.test(text) || WRONG_OPERATION_RE.test(text);
+  return UNSUPPORTED_RE.test(text) || WRONG_OPERATION_RE.test(text) || exceedsTokenLimit(text);
 }

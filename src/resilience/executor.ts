@@ -257,7 +257,9 @@ export class Executor {
           // (and its headers teach the pacer); only a connection that never opened gives the capacity back.
           // A stream whose 200 head came (trace.status set) was answered, whatever its error event says.
           if (err.status !== undefined || trace.status !== 0 || mayHaveReachedUpstream(err)) {
-            lease?.reconcile(undefined, err.headers);
+            // Refused at the door (a 400, larger than the deployment's tpm), it used no tokens: they go back, so the
+            // pacer does not hold this deployment's minute for a request it never ran. The request itself counts.
+            lease?.reconcile(err.status !== undefined && (err.category === 'invalid_request' || err.category === 'context_length') ? 0 : undefined, err.headers);
             run.sent = true;
             // Answered with an error (a status, an error object), it generated nothing; timed out, cut or unreadable, it may have.
             if (err.status === undefined && err.reachedUpstream !== true) run.mayHaveSpent = true;

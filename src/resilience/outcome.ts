@@ -82,7 +82,9 @@ export function clientErrorFor(err: UpstreamError): GatewayError {
       return new GatewayError(400, 'context_length_exceeded', err.message, err.param ?? 'messages');
     default: {
       const s = err.status ?? err.meantStatus;
-      const status = s !== undefined && s >= 400 && s < 500 ? s : 400;
+      // A 429 refusing the request for its size (larger than a deployment's tpm) is the request's fault,
+      // not a rate limit: the contract keeps 429 for the client's own key.
+      const status = s !== undefined && s >= 400 && s < 500 && s !== 429 ? s : 400;
       return new GatewayError(status, 'invalid_request', err.message, err.param ?? null);
     }
   }
