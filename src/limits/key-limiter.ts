@@ -87,6 +87,9 @@ class KeyLease implements Lease {
     this.w.tokens?.adjust(this.at, actualTokens - this.tokens, this.clock.now());
   }
 
+  /** A key's quota learns nothing from an upstream's headers. */
+  learn(): void {}
+
   /** The request was refused before it was served (e.g. no candidate could take it): it does not count. */
   cancel(): void {
     if (this.done) return;

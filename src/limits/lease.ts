@@ -14,6 +14,12 @@ export interface Lease {
    * in flight (more exact than a separate `Pacer.observe`).
    */
   reconcile(actualTokens?: number, headers?: UpstreamHeaders): void;
+  /**
+   * The answer's head came with these headers (a stream's, long before it ends): learn the
+   * upstream's limits now, so requests sent meanwhile are paced by them. `reconcile` with the
+   * same headers then learns nothing twice. Idempotent; ignored once the lease is settled.
+   */
+  learn(headers: UpstreamHeaders): void;
   /** No request reached the upstream (the attempt never started): give everything back. */
   cancel(): void;
 }
@@ -21,5 +27,6 @@ export interface Lease {
 /** For callers with nothing to limit: no allocation, nothing to undo. */
 export const NOOP_LEASE: Lease = Object.freeze({
   reconcile() {},
+  learn() {},
   cancel() {},
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { VirtualClock } from '../../test/helpers/virtual-clock.js';
 import { deployment, provider } from '../../test/helpers/deployments.js';
+import { NO_HEADERS } from '../providers/types.js';
 import type { Lease } from './lease.js';
 import { isThrottled, Pacer, type Throttled } from './pacer.js';
 
@@ -171,6 +172,37 @@ describe('Pacer', () => {
     inFlight[0]!.reconcile(1, headers); // 3 left minus the 2 others
     lease(pacer.tryAcquire(d, 1));
     expect(isThrottled(pacer.tryAcquire(d, 1))).toBe(true);
+  });
+
+  it('learns from an answer’s head while its attempt is still out (a stream), counting that attempt as the upstream’s', async () => {
+    const clock = new VirtualClock();
+    const pacer = new Pacer(limits(), clock);
+    const d = deployment(provider('p'), 'm');
+    const streaming = lease(pacer.tryAcquire(d, 10));
+    const other = lease(pacer.tryAcquire(d, 10));
+    // The head says 2 left: the answering attempt was counted upstream, the other may not have been.
+    const head = { 'x-ratelimit-remaining-requests': '2', 'x-ratelimit-reset-requests': '60s' };
+    streaming.learn(head);
+    lease(pacer.tryAcquire(d, 1));
+    expect(isThrottled(pacer.tryAcquire(d, 1))).toBe(true);
+    // When the stream ends a minute later, its head's headers are not learnt again (they are stale by then).
+    await clock.advance(59_000);
+    streaming.reconcile(5, head);
+    other.reconcile(5);
+    await clock.advance(1_000);
+    lease(pacer.tryAcquire(d, 1));
+    lease(pacer.tryAcquire(d, 1));
+    lease(pacer.tryAcquire(d, 1));
+  });
+
+  it('learns nothing from a settled lease or an answer without headers', () => {
+    const pacer = new Pacer(limits(), new VirtualClock());
+    const d = deployment(provider('p'), 'm');
+    const l = lease(pacer.tryAcquire(d, 1));
+    l.reconcile(1);
+    l.learn({ 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '60s' });
+    lease(pacer.tryAcquire(d, 1)).learn(NO_HEADERS);
+    lease(pacer.tryAcquire(d, 1));
   });
 
   it('honours retry-after from a 429 for that deployment only', async () => {

@@ -131,14 +131,20 @@ export class Pacer {
   observe(dep: Deployment, headers: UpstreamHeaders, now?: number): void {
     // Most answers carry none of the headers read here (vLLM, Ollama, most proxies): nothing to parse.
     if (headers === NO_HEADERS) return;
-    const st = this.state(dep);
-    now ??= this.clock.now();
+    this.learnFrom(this.state(dep), headers, now ?? this.clock.now(), 0, 0);
+  }
+
+  /**
+   * @internal for leases. `ownCalls`/`ownTokens`: what the answering attempt still holds in flight,
+   * which the upstream counted before it answered, so not subtracted from its `remaining` again.
+   */
+  learnFrom(st: DeploymentState, headers: UpstreamHeaders, now: number, ownCalls: number, ownTokens: number): void {
     const info = parseRateLimitHeaders(headers, now);
     if (info.requests?.resetAt !== undefined) {
-      st.requests.observe(info.requests.remaining, info.requests.resetAt, st.inFlight, now, info.requests.limit);
+      st.requests.observe(info.requests.remaining, info.requests.resetAt, st.inFlight - ownCalls, now, info.requests.limit);
     }
     if (info.tokens?.resetAt !== undefined) {
-      st.tokens.observe(info.tokens.remaining, info.tokens.resetAt, st.inFlightTokens, now, info.tokens.limit);
+      st.tokens.observe(info.tokens.remaining, info.tokens.resetAt, st.inFlightTokens - ownTokens, now, info.tokens.limit);
     }
     if (info.retryAfterMs !== undefined && info.retryAfterMs > 0) {
       st.blockedUntil = Math.max(st.blockedUntil, now + info.retryAfterMs);
@@ -185,6 +191,8 @@ export class Pacer {
 
 class PacerLease implements Lease {
   private done = false;
+  /** Headers already learnt from at the answer's head: not learnt again (and stale) at its end. */
+  private learnt: UpstreamHeaders | undefined = undefined;
   private readonly requestsEpoch: number;
   private readonly tokensEpoch: number;
 
@@ -214,11 +222,18 @@ class PacerLease implements Lease {
         st.own.adjustTokens(this.at, delta, now);
         st.tokens.giveBack(-delta, this.tokensEpoch, now);
       }
-      if (headers) pacer.observe(st.dep, headers, now);
+      if (headers && headers !== this.learnt) pacer.observe(st.dep, headers, now);
       if (delta < 0) pacer.released();
       return;
     }
-    if (headers) pacer.observe(st.dep, headers);
+    if (headers && headers !== this.learnt) pacer.observe(st.dep, headers);
+  }
+
+  learn(headers: UpstreamHeaders): void {
+    if (this.done || headers === NO_HEADERS || headers === this.learnt) return;
+    this.learnt = headers;
+    const st = this.st;
+    st.pacer.learnFrom(st, headers, st.pacer.clock.now(), this.calls, this.tokens);
   }
 
   cancel(): void {

@@ -53,6 +53,8 @@ export interface CapacityGate {
 /** Capacity taken for one attempt: `reconcile` once the request was sent, `cancel` if it never was. */
 export interface Lease {
   reconcile(actualTokens?: number, headers?: Record<string, string | string[] | undefined>): void;
+  /** The answer's head arrived (a stream's): learn the upstream's rate-limit headers now, not when it ends. */
+  learn(headers: Record<string, string | string[] | undefined>): void;
   cancel(): void;
 }
 
@@ -75,6 +77,8 @@ export interface AttemptInput {
   remainingMs: number;
   trace: AttemptTrace;
   requestId: string;
+  /** The attempt's capacity (none without pacing): a stream's head teaches it the upstream's limits (`learn`). */
+  lease: Lease | undefined;
 }
 
 export interface Attempted<T> {
@@ -195,6 +199,7 @@ export class Executor {
             remainingMs: run.deadlineAt - now,
             trace,
             requestId: run.id,
+            lease,
           });
           const ms = performance.now() - t0;
           run.waitedMs += ms;

@@ -34,7 +34,7 @@ const chunk = (delta: Record<string, unknown>): ChatCompletionChunk => ({
 });
 
 const fakeScope = () => ({ arm: vi.fn(), hold: vi.fn(), release: vi.fn(), refresh: vi.fn(), dispose: vi.fn() });
-const fakeLease = () => ({ reconcile: vi.fn(), cancel: vi.fn() }) satisfies Lease;
+const fakeLease = () => ({ reconcile: vi.fn(), cancel: vi.fn(), learn: vi.fn() }) satisfies Lease;
 
 function attempted(pending: ChatCompletionChunk[], iterator: AsyncIterator<ChatCompletionChunk>): Attempted<Committed> & { lease: ReturnType<typeof fakeLease>; scope: ReturnType<typeof fakeScope> } {
   const scope = fakeScope();

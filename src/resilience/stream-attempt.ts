@@ -76,6 +76,9 @@ export async function openUntilCommit(input: AttemptInput, req: ChatRequest, req
   const t0 = performance.now();
   const stream = await input.adapter.chatStream(req, { signal: input.scope.signal, model: d.model, requestId });
   input.trace.status = 200;
+  // The head's rate-limit headers pace the requests sent while this stream runs (a burst of
+  // streams), not only those sent after it ends, which may be minutes away.
+  input.lease?.learn(stream.headers);
   const iterator = stream[Symbol.asyncIterator]();
   const pending: ChatCompletionChunk[] = [];
   let ended = false;
