@@ -37,6 +37,10 @@ export class LimitsGate implements CapacityGate {
     return { ok: false as const, retryAt: now + r.waitMs };
   }
 
+  hold(d: Deployment, until: number): void {
+    this.pacer.block(d, until);
+  }
+
   async wait(candidates: readonly Candidate[], run: RequestRun, tokens: number, callsFor?: CallsFor) {
     const deps = candidates.map((c) => c.deployment);
     const budget = Math.min(this.maxWaitMs, run.deadlineAt - this.clock.now());

@@ -151,6 +151,12 @@ export class Pacer {
     }
   }
 
+  /** Nothing goes to `dep` before `until` (epoch ms), as a `retry-after` says: a wait the executor read elsewhere (a 429's message). */
+  block(dep: Deployment, until: number): void {
+    const st = this.state(dep);
+    if (until > st.blockedUntil) st.blockedUntil = until;
+  }
+
   /** Called whenever capacity is given back early (a cancel, or usage below its estimate). */
   onRelease(fn: () => void): () => void {
     this.releaseListeners.push(fn);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { UpstreamHeaders } from '../providers/types.js';
-import { parseDurationMs, parseRateLimitHeaders, parseRetryAfterMs, type RateLimitInfo } from './rate-limit-headers.js';
+import { exhaustedWaitMs, parseDurationMs, parseRateLimitHeaders, parseRetryAfterMs, type RateLimitInfo } from './rate-limit-headers.js';
 
 const NOW = Date.parse('2025-08-21T12:40:58Z');
 
@@ -160,5 +160,21 @@ describe('parseRetryAfterMs', () => {
     expect(parseRetryAfterMs({ 'retry-after': '1.5' }, NOW)).toBe(1500);
     expect(parseRetryAfterMs({ 'retry-after': ' ' }, NOW)).toBeUndefined();
     expect(parseRetryAfterMs({}, NOW)).toBeUndefined();
+  });
+});
+
+describe('exhaustedWaitMs', () => {
+  const now = Date.UTC(2026, 0, 1);
+  it('is the reset of a spent limit, the later of two; nothing while some remains', () => {
+    expect(exhaustedWaitMs({ 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '1s' }, now)).toBe(1000);
+    expect(
+      exhaustedWaitMs(
+        { 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '1s', 'x-ratelimit-remaining-tokens': '0', 'x-ratelimit-reset-tokens': '6s' },
+        now,
+      ),
+    ).toBe(6000);
+    expect(exhaustedWaitMs({ 'anthropic-ratelimit-requests-remaining': '0', 'anthropic-ratelimit-requests-reset': new Date(now + 2500).toISOString() }, now)).toBe(2500);
+    expect(exhaustedWaitMs({ 'x-ratelimit-remaining-requests': '3', 'x-ratelimit-reset-requests': '1s' }, now)).toBeUndefined();
+    expect(exhaustedWaitMs({}, now)).toBeUndefined();
   });
 });

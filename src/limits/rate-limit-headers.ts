@@ -129,3 +129,16 @@ export function parseRateLimitHeaders(headers: UpstreamHeaders, now: number): Ra
   if (retry !== undefined) out.retryAfterMs = retry;
   return out;
 }
+
+/**
+ * How long until a limit these headers say is spent (nothing remaining) is replenished: the wait
+ * a 429 names by its rate-limit headers when it sends no Retry-After. Undefined when none is spent.
+ */
+export function exhaustedWaitMs(headers: UpstreamHeaders, now: number): number | undefined {
+  const info = parseRateLimitHeaders(headers, now);
+  let wait: number | undefined;
+  for (const l of [info.requests, info.tokens]) {
+    if (l?.resetAt !== undefined && l.remaining < 1 && l.resetAt > now) wait = Math.max(wait ?? 0, l.resetAt - now);
+  }
+  return wait;
+}

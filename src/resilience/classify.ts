@@ -7,6 +7,7 @@
 import { UpstreamError, type ErrorCategory } from './upstream-error.js';
 import type { UpstreamHeaders } from '../providers/types.js';
 import { parseRetryAfter, retryHintMs } from '../protocol/retry-after.js';
+import { exhaustedWaitMs } from '../limits/rate-limit-headers.js';
 
 export { parseRetryAfter };
 
@@ -159,7 +160,8 @@ export function errorFromResponse(
     status,
     message: parsed.message || `upstream answered ${status}`,
     providerCode: parsed.code,
-    retryAfterMs: parseRetryAfter(headers, now) ?? hintedWait(category, parsed.message),
+    // A 429 without Retry-After may still say when: in its message, or by the reset of the limit it spent.
+    retryAfterMs: parseRetryAfter(headers, now) ?? hintedWait(category, parsed.message) ?? (category === 'rate_limited' ? exhaustedWaitMs(headers, now) : undefined),
     headers,
     param: parsed.param ?? null,
   });

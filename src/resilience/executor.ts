@@ -41,6 +41,8 @@ export interface CapacityGate {
    * `calls`: the upstream calls the attempt makes (an embeddings request split into batches; default 1).
    */
   acquire(d: Deployment, run: RequestRun, estimatedTokens: number, now?: number, calls?: number): { ok: true; lease: Lease } | { ok: false; retryAt: number };
+  /** Nothing goes to `d` before `until` (epoch ms): an upstream's short rate-limit wait, held as pacing. */
+  hold?(d: Deployment, until: number): void;
   /** Wait for the earliest of `candidates` to have capacity, bounded by the gate's own limits. */
   wait?(
     candidates: readonly Candidate[],
@@ -281,7 +283,13 @@ export class Executor {
           if (decision.breaker === 'failure') health.failure(d.stateKey, admission.probe);
           else if (decision.breaker === 'success') health.success(d.stateKey, admission.probe);
           else health.release(d.stateKey, admission.probe);
-          if (decision.cooldownMs > 0) health.cooldown(d.stateKey, decision.cooldownMs, err.category, err.message);
+          // A short 429 wait is held by pacing rather than a cooldown: concurrent requests skip the
+          // deployment as throttled, and this one, if no other candidate serves, waits it out (below).
+          const held = decision.throttle === true && !opts.waited && this.holdFor(d, decision.cooldownMs);
+          if (held) {
+            skippedThrottled = true;
+            throttled.push(cand);
+          } else if (decision.cooldownMs > 0) health.cooldown(d.stateKey, decision.cooldownMs, err.category, err.message);
           if (err.category === 'not_found') notFound = err;
           const refused = err.category === 'invalid_request' && decision.next === 'failover';
           if (refused) refusedHere ??= err;
@@ -377,6 +385,14 @@ export class Executor {
       }
       throw err;
     }
+  }
+
+  /** Hold `d` for `ms` in the gate, when it can hold and wait; false: it cannot (a cooldown does instead). */
+  private holdFor(d: Deployment, ms: number): boolean {
+    const gate = this.deps.gate;
+    if (!gate?.hold || !gate.wait) return false;
+    gate.hold(d, this.deps.clock.now() + ms);
+    return true;
   }
 
   private skip(run: RequestRun, cand: Candidate, reason: 'cooldown' | 'circuit_open' | 'throttled'): void {

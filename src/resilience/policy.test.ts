@@ -131,6 +131,14 @@ describe('decide: edges', () => {
     expect(decide(err('rate_limited', 'missing'), 0, noCooldown, HALF)).toEqual(d('failover', 0, 1, 'neutral'));
   });
 
+  it('a 429 whose wait is within throttleMaxWaitMs, with no retry left, fails over as a throttle (waited out if nothing else serves)', () => {
+    const short = new UpstreamError({ category: 'rate_limited', message: 'x', retryAfterMs: CFG.throttleMaxWaitMs });
+    expect(decide(short, 2, CFG, HALF)).toEqual({ ...d('failover', 0, CFG.throttleMaxWaitMs, 'neutral'), throttle: true });
+    const longer = new UpstreamError({ category: 'rate_limited', message: 'x', retryAfterMs: CFG.throttleMaxWaitMs + 1 });
+    expect(decide(longer, 2, CFG, HALF).throttle).toBeUndefined();
+    expect(decide(err('rate_limited', 'missing'), 2, CFG, HALF).throttle).toBeUndefined();
+  });
+
   it('maxRetries: 0 fails over at once on a 5xx', () => {
     expect(decide(err('server', 'missing'), 0, { ...CFG, maxRetries: 0 }, HALF)).toEqual(d('failover', 0, 0, 'failure'));
   });

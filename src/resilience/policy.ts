@@ -28,6 +28,11 @@ export interface Decision {
   cooldownMs: number;
   /** How the outcome counts for the circuit breaker. */
   breaker: 'failure' | 'success' | 'neutral';
+  /**
+   * The cooldown is a rate limit's short wait (within throttleMaxWaitMs): pacing can hold the
+   * deployment for it instead, and a request with no other candidate waits it out (executor.ts).
+   */
+  throttle?: true;
 }
 
 /** `pinned`: the request named this deployment itself (`PROVIDER_ID/MODEL`) rather than an alias or `auto`. */
@@ -50,6 +55,8 @@ export function decide(err: UpstreamError, retriesUsed: number, cfg: ResilienceC
         // Short and explicit: wait it out here, and let concurrent requests skip it meanwhile.
         return { next: 'retry', delayMs: ra, cooldownMs: ra, breaker: 'neutral' };
       }
+      // Short but not retried here (no retry left): no longer than a wait for local capacity.
+      if (ra !== undefined && ra <= cfg.throttleMaxWaitMs) return { next: 'failover', delayMs: 0, cooldownMs: Math.max(ra, 1), breaker: 'neutral', throttle: true };
       // Long or missing: cool down (never zero by default) and move on.
       return { next: 'failover', delayMs: 0, cooldownMs: Math.max(ra ?? cfg.cooldownMs, 1), breaker: 'neutral' };
     }

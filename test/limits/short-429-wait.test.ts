@@ -1,0 +1,92 @@
+/**
+ * An upstream 429 whose wait is short (within resilience.throttleMaxWaitMs) and no
+ * retry left on that candidate: when no other candidate can serve, the request waits
+ * it out, as it would a local throttle, and is sent again. It was answered 503 at once,
+ * and the client saw an error that pacing should have absorbed. The wait is read from
+ * Retry-After, from the message (OpenAI's "Please try again in 1.5s"), or from the
+ * rate-limit headers of the spent limit; one beyond the budget is still a 503 at once.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { openaiProvider, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { completionText, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { VirtualClock } from '../helpers/virtual-clock.js';
+
+let gw: TestGateway | undefined;
+let upstream: RawUpstream | undefined;
+afterEach(async () => {
+  await gw?.close(0);
+  await upstream?.close();
+  gw = upstream = undefined;
+});
+
+const RATE = { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } };
+const HINTED = { error: { message: 'Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000. Please try again in 1.5s.', type: 'tokens', code: 'rate_limit_exceeded' } };
+
+/** Refuses the first request with a 429 (these headers and body), then serves. */
+async function refusingOnce(headers: Record<string, string>, body: unknown): Promise<RawUpstream> {
+  return startRawUpstream((res, _hit, n) => {
+    if (n === 1) {
+      res.writeHead(429, { 'content-type': 'application/json', ...headers });
+      res.end(JSON.stringify(body));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(completionText('m', 'served', 5, 1));
+  });
+}
+
+/** Sends one request and moves the clock on in 100 ms steps until it is answered. */
+async function askWhileTimePasses(clock: VirtualClock): Promise<{ res: Response; waitedMs: number }> {
+  const t0 = clock.now();
+  let done = false;
+  const p = fetch(`${gw!.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }) }).finally(() => (done = true));
+  await expect.poll(() => upstream!.hits.length).toBe(1);
+  for (let i = 0; i < 100 && !done; i++) {
+    await new Promise((r) => setTimeout(r, 5));
+    if (!done) await clock.advance(100);
+  }
+  return { res: await p, waitedMs: clock.now() - t0 };
+}
+
+async function start(clock: VirtualClock): Promise<void> {
+  gw = await startGateway(
+    {
+      resilience: { maxRetries: 0, throttleMaxWaitMs: 2_000, cooldownMs: 60_000 },
+      providers: [openaiProvider('up', upstream!.url)],
+      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
+    },
+    { clock },
+  );
+}
+
+describe('a short upstream 429 with no other candidate', () => {
+  it.each([
+    ['Retry-After: 1', { 'retry-after': '1' }, RATE, 1_000],
+    ['a wait named in the message', {}, HINTED, 1_500],
+    ['the spent limit’s reset', { 'x-ratelimit-limit-requests': '60', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '1s' }, RATE, 1_000],
+  ])('(%s) is waited out and the request sent again, not answered 503', async (_name, headers, body, wait) => {
+    upstream = await refusingOnce(headers, body);
+    const clock = new VirtualClock();
+    await start(clock);
+    const { res, waitedMs } = await askWhileTimePasses(clock);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-switchyard-attempts')).toBe('2');
+    await res.text();
+    expect(upstream.hits).toHaveLength(2);
+    expect(waitedMs).toBeGreaterThanOrEqual(wait);
+    expect(waitedMs).toBeLessThanOrEqual(2_000);
+  });
+
+  it('beyond throttleMaxWaitMs, is a 503 at once with that wait as Retry-After', async () => {
+    upstream = await refusingOnce({ 'retry-after': '3' }, RATE);
+    const clock = new VirtualClock();
+    await start(clock);
+    const t0 = clock.now();
+    const res = await fetch(`${gw!.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }) });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('3');
+    await res.text();
+    expect(clock.now()).toBe(t0);
+    expect(upstream.hits).toHaveLength(1);
+  });
+});
