@@ -283,13 +283,14 @@ export class Executor {
           if (decision.breaker === 'failure') health.failure(d.stateKey, admission.probe);
           else if (decision.breaker === 'success') health.success(d.stateKey, admission.probe);
           else health.release(d.stateKey, admission.probe);
-          // A short 429 wait is held by pacing rather than a cooldown: concurrent requests skip the
-          // deployment as throttled, and this one, if no other candidate serves, waits it out (below).
-          const held = decision.throttle === true && !opts.waited && this.holdFor(d, decision.cooldownMs);
-          if (held) {
+          // A short 429 wait is held by pacing rather than a cooldown: concurrent requests meet the
+          // deployment throttled and wait for it, where a cooldown refused them (503) if it was their
+          // only candidate; this one, if it does not retry and no other candidate serves, waits too (below).
+          const held = decision.throttle === true && this.holdFor(d, decision.cooldownMs);
+          if (held && decision.next !== 'retry' && !opts.waited) {
             skippedThrottled = true;
             throttled.push(cand);
-          } else if (decision.cooldownMs > 0) health.cooldown(d.stateKey, decision.cooldownMs, err.category, err.message);
+          } else if (!held && decision.cooldownMs > 0) health.cooldown(d.stateKey, decision.cooldownMs, err.category, err.message);
           if (err.category === 'not_found') notFound = err;
           const refused = err.category === 'invalid_request' && decision.next === 'failover';
           if (refused) refusedHere ??= err;

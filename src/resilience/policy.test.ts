@@ -134,6 +134,8 @@ describe('decide: edges', () => {
   it('a 429 whose wait is within throttleMaxWaitMs, with no retry left, fails over as a throttle (waited out if nothing else serves)', () => {
     const short = new UpstreamError({ category: 'rate_limited', message: 'x', retryAfterMs: CFG.throttleMaxWaitMs });
     expect(decide(short, 2, CFG, HALF)).toEqual({ ...d('failover', 0, CFG.throttleMaxWaitMs, 'neutral'), throttle: true });
+    // With a retry left it is retried, and held as a throttle meanwhile for the requests that arrive.
+    expect(decide(short, 0, CFG, HALF)).toEqual({ ...d('retry', CFG.throttleMaxWaitMs, CFG.throttleMaxWaitMs, 'neutral'), throttle: true });
     const longer = new UpstreamError({ category: 'rate_limited', message: 'x', retryAfterMs: CFG.throttleMaxWaitMs + 1 });
     expect(decide(longer, 2, CFG, HALF).throttle).toBeUndefined();
     expect(decide(err('rate_limited', 'missing'), 2, CFG, HALF).throttle).toBeUndefined();

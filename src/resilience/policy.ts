@@ -52,7 +52,9 @@ export function decide(err: UpstreamError, retriesUsed: number, cfg: ResilienceC
     case 'rate_limited': {
       const ra = err.retryAfterMs;
       if (ra !== undefined && ra <= cfg.maxRetryAfterWaitMs && canRetry) {
-        // Short and explicit: wait it out here, and let concurrent requests skip it meanwhile.
+        // Short and explicit: wait it out here, and let concurrent requests skip it meanwhile (or,
+        // when as short as a throttle, wait for it as for one rather than be refused).
+        if (ra > 0 && ra <= cfg.throttleMaxWaitMs) return { next: 'retry', delayMs: ra, cooldownMs: ra, breaker: 'neutral', throttle: true };
         return { next: 'retry', delayMs: ra, cooldownMs: ra, breaker: 'neutral' };
       }
       // Short but not retried here (no retry left): no longer than a wait for local capacity.

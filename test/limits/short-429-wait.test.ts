@@ -90,3 +90,33 @@ describe('a short upstream 429 with no other candidate', () => {
     expect(upstream.hits).toHaveLength(1);
   });
 });
+
+it('a request arriving while another waits out a short 429 waits for the deployment too, rather than meeting a cooldown (503)', async () => {
+  upstream = await refusingOnce({ 'retry-after': '1' }, RATE);
+  const clock = new VirtualClock();
+  gw = await startGateway(
+    {
+      resilience: { maxRetries: 1, throttleMaxWaitMs: 2_000, cooldownMs: 60_000 },
+      providers: [openaiProvider('up', upstream.url)],
+      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
+    },
+    { clock },
+  );
+  const ask = () => fetch(`${gw!.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }) });
+  let settled = 0;
+  const first = ask().finally(() => settled++);
+  await expect.poll(() => upstream!.hits.length).toBe(1);
+  // The first now sleeps out its Retry-After before its retry; the second arrives meanwhile.
+  await new Promise((r) => setTimeout(r, 20));
+  const second = ask().finally(() => settled++);
+  await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 30 && settled < 2; i++) {
+    await clock.advance(100);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const [a, b] = await Promise.all([first, second]);
+  expect([a.status, b.status]).toEqual([200, 200]);
+  await a.text();
+  await b.text();
+  expect(upstream.hits).toHaveLength(3);
+});
