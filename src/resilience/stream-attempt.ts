@@ -35,12 +35,16 @@ export const MAX_HELD_CHUNKS = 100_000;
  */
 export const MAX_HELD_CHARS = 32 * 1024 * 1024;
 
-/** The reasoning a chunk carries, in characters. */
+/**
+ * The reasoning a chunk carries, in characters: `reasoning_content` (the native adapters',
+ * DeepSeek's, vLLM's), or `reasoning` (OpenRouter's).
+ */
 function reasoningChars(chunk: ChatCompletionChunk): number {
   let n = 0;
   const choices = chunk.choices;
   for (let i = 0; i < choices.length; i++) {
-    const r = choices[i]!.delta?.reasoning_content;
+    const d = choices[i]!.delta as (ChatCompletionChunk['choices'][number]['delta'] & { reasoning?: unknown }) | undefined;
+    const r = d?.reasoning_content ?? d?.reasoning;
     if (typeof r === 'string') n += r.length;
   }
   return n;
@@ -83,6 +87,7 @@ export async function openUntilCommit(input: AttemptInput, req: ChatRequest, req
   const pending: ChatCompletionChunk[] = [];
   let ended = false;
   let heldChars = 0;
+  let thinking = false;
   // A throw here has already released the upstream socket (the adapter's generator finally).
   try {
     for (;;) {
@@ -93,8 +98,21 @@ export async function openUntilCommit(input: AttemptInput, req: ChatRequest, req
       }
       pending.push(r.value);
       if (isCommitChunk(r.value)) break;
+      const reasoning = reasoningChars(r.value);
+      if (reasoning > 0) {
+        // A model that streams its thinking has started answering: the first-token limit is for an
+        // upstream that has not (a thinking model's answer may come minutes in, and failing it over
+        // threw that thinking away, again and again). From here a pause in the thinking is what
+        // fails it, as a stall does after the first token; the request's deadline still bounds it.
+        // An attempt timeout nearer than the first-token limit stays: it bounds the attempt as configured.
+        if (thinking) input.scope.refresh();
+        else if ((ttft || limit >= input.remainingMs) && d.timeouts.idleTimeoutMs < input.remainingMs) {
+          thinking = true;
+          input.scope.arm(d.timeouts.idleTimeoutMs, 'idle', 'upstream stopped reasoning before its first token');
+        }
+      }
       // A native adapter's chunk has no upstream text: its reasoning is what it holds.
-      heldChars += (r.value as WithRaw<ChatCompletionChunk>)[RAW_JSON]?.length ?? reasoningChars(r.value);
+      heldChars += (r.value as WithRaw<ChatCompletionChunk>)[RAW_JSON]?.length ?? reasoning;
       if (pending.length > MAX_HELD_CHUNKS || heldChars > MAX_HELD_CHARS) {
         await iterator.return?.();
         throw new UpstreamError({ category: 'server', message: `upstream sent ${pending.length} chunks (${heldChars} characters) without content before its first token` });

@@ -1,0 +1,99 @@
+/**
+ * A model that streams its thinking before its answer (reasoning_content deltas) has started
+ * answering: the first-token limit no longer applies to it, a pause in its thinking does. It
+ * was failed over at ttftTimeoutMs however steadily it thought, and every candidate's
+ * thinking was thrown away the same way. Real loopback upstream; the gateway's timers on a
+ * virtual clock, moved on while the upstream writes.
+ */
+import type { ServerResponse } from 'node:http';
+import OpenAI from 'openai';
+import { afterEach, expect, it } from 'vitest';
+import { startChatOver, type TestGateway } from '../helpers/gateway.js';
+import { sleep, sseHead, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { VirtualClock } from '../helpers/virtual-clock.js';
+
+const TTFT_MS = 300;
+const IDLE_MS = 500;
+const STEP_MS = 100;
+
+let gw: TestGateway | undefined;
+let upstream: RawUpstream | undefined;
+afterEach(async () => {
+  await gw?.close(0);
+  await upstream?.close();
+  gw = upstream = undefined;
+});
+
+const event = (delta: Record<string, unknown>, finish: string | null = null): string =>
+  `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]}\n\n`;
+
+/** The gateway (virtual clock) over an upstream whose writes the test makes; the client's stream request, in flight. */
+async function start() {
+  let res: ServerResponse | undefined;
+  upstream = await startRawUpstream((r) => {
+    res = r;
+    sseHead(r);
+    r.write(event({ role: 'assistant', content: '' }));
+  });
+  const clock = new VirtualClock();
+  gw = await startChatOver(upstream.url, { resilience: { ttftTimeoutMs: TTFT_MS, idleTimeoutMs: IDLE_MS, maxRetries: 0, streamResume: false } }, {}, { clock });
+  const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 });
+  const answer = client.chat.completions.create({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'think' }] }).withResponse();
+  answer.catch(() => {});
+  while (res === undefined) await sleep(2);
+  /** Writes, lets the gateway read it over the socket, then moves its clock on. */
+  const step = async (s: string, ms = STEP_MS) => {
+    if (!res!.destroyed) res!.write(s);
+    await sleep(5);
+    await clock.advance(ms);
+  };
+  return { answer, step, end: (s: string) => res!.end(s) };
+}
+
+/** What ended the request's one attempt, as its trace says. */
+async function attemptMessage(err: unknown): Promise<string | undefined> {
+  expect(err).toBeInstanceOf(OpenAI.APIError);
+  const id = (err as InstanceType<typeof OpenAI.APIError>).headers?.get('x-request-id');
+  await expect.poll(() => gw!.observability.traces.get(id!)).toBeDefined();
+  const attempts = gw!.observability.traces.get(id!)!.attempts;
+  expect(attempts.map((a) => a.errorType)).toEqual(['timeout']);
+  return attempts[0]!.message;
+}
+
+it('reasoning for longer than ttftTimeoutMs, a chunk every 100 ms, is not failed over: the answer comes', async () => {
+  const s = await start();
+  // One second of thinking: over three times the first-token limit.
+  for (let i = 0; i < 10; i++) await s.step(event({ content: null, reasoning_content: `step ${i}. ` }));
+  s.end(event({ content: 'Forty-two.' }) + event({}, 'stop') + 'data: [DONE]\n\n');
+  const { data } = await s.answer;
+  let text = '';
+  let reasoning = '';
+  for await (const c of data) {
+    text += c.choices[0]?.delta.content ?? '';
+    reasoning += (c.choices[0]?.delta as { reasoning_content?: string } | undefined)?.reasoning_content ?? '';
+  }
+  expect(text).toBe('Forty-two.');
+  expect(reasoning).toBe(Array.from({ length: 10 }, (_, i) => `step ${i}. `).join(''));
+  expect(upstream!.hits).toHaveLength(1);
+});
+
+it('thinking that stops fails the attempt idleTimeoutMs after its last reasoning, as a stall', async () => {
+  const s = await start();
+  for (let i = 0; i < 3; i++) await s.step(event({ reasoning_content: 'hmm ' }));
+  // Silence from t=200: the first-token limit passes at 300, and the stall limit ends it at 700, not before.
+  let failed = false;
+  s.answer.catch(() => (failed = true));
+  await s.step('', IDLE_MS - STEP_MS - 1);
+  await sleep(5);
+  expect(failed).toBe(false);
+  await s.step('', 1);
+  const err = await s.answer.then(() => undefined, (e: unknown) => e);
+  expect(await attemptMessage(err)).toBe('timeout (idle)');
+});
+
+it('chunks without reasoning do not stand in for it: the first-token limit still applies to them', async () => {
+  const s = await start();
+  for (let i = 0; i < 4; i++) await s.step(event({ content: '' }));
+  const err = await s.answer.then(() => undefined, (e: unknown) => e);
+  expect(await attemptMessage(err)).toBe('timeout (ttft)');
+});
