@@ -3,6 +3,7 @@
  * (as a user would write it; parsed by the real schema) and get its URL.
  * Logs are silent unless a logger is passed.
  */
+import { afterEach } from 'vitest';
 import { parseConfig } from '../../src/config/parse.js';
 import type { Config } from '../../src/config/types.js';
 import { startSwitchyard, type RunningSwitchyard, type StartOptions } from '../../src/core/start.js';
@@ -169,5 +170,21 @@ export function startCostPair(first: PairMember, second: PairMember): Promise<Te
         ],
       },
     ],
+  });
+}
+
+/** Anything a test starts and must stop: a gateway (closed without grace), a loopback upstream. */
+interface Closable {
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * After each test, closes what `started` returns (a gateway first, then its upstreams; any may
+ * be absent), then calls `forget` so the next test starts from nothing.
+ */
+export function closeAfterEach(started: () => (Closable | undefined)[], forget: () => void): void {
+  afterEach(async () => {
+    for (const c of started()) await c?.close(0);
+    forget();
   });
 }

@@ -6,18 +6,14 @@
  * Retry-After, from the message (OpenAI's "Please try again in 1.5s"), or from the
  * rate-limit headers of the spent limit; one beyond the budget is still a 503 at once.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { openaiProvider, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { closeAfterEach, openaiProvider, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { completionText, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { VirtualClock } from '../helpers/virtual-clock.js';
 
 let gw: TestGateway | undefined;
 let upstream: RawUpstream | undefined;
-afterEach(async () => {
-  await gw?.close(0);
-  await upstream?.close();
-  gw = upstream = undefined;
-});
+closeAfterEach(() => [gw, upstream], () => (gw = upstream = undefined));
 
 const RATE = { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } };
 const HINTED = { error: { message: 'Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000. Please try again in 1.5s.', type: 'tokens', code: 'rate_limit_exceeded' } };

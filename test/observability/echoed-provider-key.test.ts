@@ -5,8 +5,8 @@
  * which the gateway sent and the client never had, is cut out of them; the rest of the
  * message stays. Before, the client read the key in the error's message.
  */
-import { afterEach, expect, it } from 'vitest';
-import { startChatOver, type TestGateway } from '../helpers/gateway.js';
+import { expect, it } from 'vitest';
+import { closeAfterEach, startChatOver, type TestGateway } from '../helpers/gateway.js';
 import { chunk, sseHead, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 
 const KEY = 'sk-provider-key-0123456789';
@@ -14,11 +14,7 @@ const TOKEN = 'tok-extra-header-abcdefgh';
 
 let gw: TestGateway | undefined;
 let upstream: RawUpstream | undefined;
-afterEach(async () => {
-  await gw?.close(0);
-  await upstream?.close();
-  gw = upstream = undefined;
-});
+closeAfterEach(() => [gw, upstream], () => (gw = upstream = undefined));
 
 const ask = (model: string, stream = false) =>
   fetch(`${gw!.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model, stream, messages: [{ role: 'user', content: 'hi' }] }) });

@@ -3,18 +3,14 @@
  * echoing the request): the trace keeps the category and status, never that
  * text. Kept, every trace held its megabyte (the ring holds 10,000 by default).
  */
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { TraceRecord } from '../../src/observability/events.js';
-import { startChatOver, type TestGateway } from '../helpers/gateway.js';
+import { closeAfterEach, startChatOver, type TestGateway } from '../helpers/gateway.js';
 import { startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 
 let gw: TestGateway | undefined;
 let upstream: RawUpstream | undefined;
-afterEach(async () => {
-  await gw?.close(0);
-  await upstream?.close();
-  gw = upstream = undefined;
-});
+closeAfterEach(() => [gw, upstream], () => (gw = upstream = undefined));
 
 it('an error code that is a megabyte, or the request echoed, stays out of the trace', async () => {
   const codes = ['C'.repeat(1_000_000), 'you asked: my secret prompt', 'server_error'];

@@ -5,7 +5,7 @@
  * request deadline. One client request becomes a tight loop of upstream calls.
  */
 import { afterEach, expect, it } from 'vitest';
-import { answersCompletion, sleep, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { answersCompletion, sleep, startRawUpstream, type RawHandler, type RawUpstream } from '../helpers/raw-upstream.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { VirtualClock } from '../helpers/virtual-clock.js';
 
@@ -19,30 +19,45 @@ afterEach(async () => {
   up = [];
 });
 
-it('a refusing content-policy fallback ends the request, it does not loop until the deadline', async () => {
-  const refuse = () => startRawUpstream((res) => {
-    res.writeHead(400, { 'content-type': 'application/json' });
-    res.end(refusal);
-  });
-  const a = await refuse();
-  const b = await refuse();
-  up = [a, b];
-  gw = await startGateway({
-    resilience: { deadlineMs: 1500, requestTimeoutMs: 1000 },
-    providers: [
-      { id: 'a', type: 'openai', baseUrl: a.url },
-      { id: 'b', type: 'openai', baseUrl: b.url },
-    ],
-    models: [
-      { name: 'main', deployments: [{ provider: 'a', model: 'm-a' }], contentPolicyFallbacks: ['lenient'] },
-      { name: 'lenient', deployments: [{ provider: 'b', model: 'm-b' }] },
-    ],
-  });
-  const res = await fetch(`${gw.baseURL}/chat/completions`, {
+/** Refuses every request on content policy, as OpenAI does. */
+const refuses: RawHandler = (res) => {
+  res.writeHead(400, { 'content-type': 'application/json' });
+  res.end(refusal);
+};
+
+/** A chat request for `main` to the running gateway. */
+const ask = () =>
+  fetch(`${gw!.baseURL}/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'main', messages: [{ role: 'user', content: 'x' }] }),
   });
+
+/** Alias `main` over `main`'s deployments, with `lenient` (one deployment) as its contentPolicyFallbacks. */
+const policyGateway = (resilience: object, providers: object[], main: object[], lenient: object, clock?: VirtualClock) =>
+  startGateway(
+    {
+      resilience,
+      providers,
+      models: [
+        { name: 'main', deployments: main, contentPolicyFallbacks: ['lenient'] },
+        { name: 'lenient', deployments: [lenient] },
+      ],
+    },
+    { clock },
+  );
+
+it('a refusing content-policy fallback ends the request, it does not loop until the deadline', async () => {
+  const a = await startRawUpstream(refuses);
+  const b = await startRawUpstream(refuses);
+  up = [a, b];
+  gw = await policyGateway(
+    { deadlineMs: 1500, requestTimeoutMs: 1000 },
+    [{ id: 'a', type: 'openai', baseUrl: a.url }, { id: 'b', type: 'openai', baseUrl: b.url }],
+    [{ provider: 'a', model: 'm-a' }],
+    { provider: 'b', model: 'm-b' },
+  );
+  const res = await ask();
   const body = (await res.json()) as { error: { code: string } };
   // One call to the primary, one to the fallback, then the refusal goes back to the client.
   expect(b.hits.length).toBe(1);
@@ -57,33 +72,17 @@ it('a refusing content-policy fallback ends the request, it does not loop until 
  * waited-for attempt ran without them, and the refusal went back to the client.
  */
 it('a deployment served after a capacity wait that refuses on content policy moves to the fallbacks', async () => {
-  const a = await startRawUpstream((res) => {
-    res.writeHead(400, { 'content-type': 'application/json' });
-    res.end(refusal);
-  });
+  const a = await startRawUpstream(refuses);
   const b = await startRawUpstream(answersCompletion('m-b', 'fine'));
   up = [a, b];
   const clock = new VirtualClock();
-  gw = await startGateway(
-    {
-      resilience: { deadlineMs: 300_000, requestTimeoutMs: 120_000, throttleMaxWaitMs: 120_000 },
-      providers: [
-        { id: 'a', type: 'openai', baseUrl: a.url, rpm: 1 },
-        { id: 'b', type: 'openai', baseUrl: b.url },
-      ],
-      models: [
-        { name: 'main', deployments: [{ provider: 'a', model: 'm-a' }], contentPolicyFallbacks: ['lenient'] },
-        { name: 'lenient', deployments: [{ provider: 'b', model: 'm-b' }] },
-      ],
-    },
-    { clock },
+  gw = await policyGateway(
+    { deadlineMs: 300_000, requestTimeoutMs: 120_000, throttleMaxWaitMs: 120_000 },
+    [{ id: 'a', type: 'openai', baseUrl: a.url, rpm: 1 }, { id: 'b', type: 'openai', baseUrl: b.url }],
+    [{ provider: 'a', model: 'm-a' }],
+    { provider: 'b', model: 'm-b' },
+    clock,
   );
-  const ask = () =>
-    fetch(`${gw!.baseURL}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'main', messages: [{ role: 'user', content: 'x' }] }),
-    });
   // The first request spends `a`'s one request a minute (refused there, answered by `b`).
   expect((await ask()).status).toBe(200);
   // The second waits for `a`'s capacity, is refused by `a` again, and is answered by `b`.
@@ -109,10 +108,7 @@ it('a deployment served after a capacity wait that refuses on content policy mov
  * (the wait would have ended in the same refusal, a minute later).
  */
 it('a throttled sibling of the refusing deployment is not waited for once the fallbacks fail', async () => {
-  const strict = await startRawUpstream((res) => {
-    res.writeHead(400, { 'content-type': 'application/json' });
-    res.end(refusal);
-  });
+  const strict = await startRawUpstream(refuses);
   // Answers the first request, then is down.
   const lenient = await startRawUpstream((res, _hit, n) => {
     if (n === 1) return answersCompletion('m-l', 'fine')(res, _hit, n);
@@ -121,28 +117,18 @@ it('a throttled sibling of the refusing deployment is not waited for once the fa
   });
   up = [strict, lenient];
   const clock = new VirtualClock();
-  gw = await startGateway(
-    {
-      resilience: { deadlineMs: 300_000, throttleMaxWaitMs: 120_000, maxRetries: 0 },
-      providers: [
-        { id: 'a1', type: 'openai', baseUrl: strict.url, rpm: 1 },
-        { id: 'a2', type: 'openai', baseUrl: strict.url },
-        { id: 'l', type: 'openai', baseUrl: lenient.url },
-      ],
-      models: [
-        // a1 first (by weight), then a2: the same model behind two keys.
-        { name: 'main', deployments: [{ provider: 'a1', model: 'm', weight: 1e9 }, { provider: 'a2', model: 'm', weight: 1e-9 }], contentPolicyFallbacks: ['lenient'] },
-        { name: 'lenient', deployments: [{ provider: 'l', model: 'm-l' }] },
-      ],
-    },
-    { clock },
+  gw = await policyGateway(
+    { deadlineMs: 300_000, throttleMaxWaitMs: 120_000, maxRetries: 0 },
+    [
+      { id: 'a1', type: 'openai', baseUrl: strict.url, rpm: 1 },
+      { id: 'a2', type: 'openai', baseUrl: strict.url },
+      { id: 'l', type: 'openai', baseUrl: lenient.url },
+    ],
+    // a1 first (by weight), then a2: the same model behind two keys.
+    [{ provider: 'a1', model: 'm', weight: 1e9 }, { provider: 'a2', model: 'm', weight: 1e-9 }],
+    { provider: 'l', model: 'm-l' },
+    clock,
   );
-  const ask = () =>
-    fetch(`${gw!.baseURL}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'main', messages: [{ role: 'user', content: 'x' }] }),
-    });
   // a1 refuses (its one request a minute spent), the fallback answers.
   expect((await ask()).status).toBe(200);
   // a1 is throttled, a2 refuses, the fallback is down: the refusal is the answer, at once.

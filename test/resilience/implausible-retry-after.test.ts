@@ -13,18 +13,14 @@
  * minute), and the client was told to come back long after the upstream would
  * have served it.
  */
-import { afterEach, expect, it } from 'vitest';
-import { startChatOver, type TestGateway } from '../helpers/gateway.js';
+import { expect, it } from 'vitest';
+import { closeAfterEach, startChatOver, type TestGateway } from '../helpers/gateway.js';
 import { startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { VirtualClock } from '../helpers/virtual-clock.js';
 
 let gw: TestGateway | undefined;
 let upstream: RawUpstream | undefined;
-afterEach(async () => {
-  await gw?.close(0);
-  await upstream?.close();
-  gw = upstream = undefined;
-});
+closeAfterEach(() => [gw, upstream], () => (gw = upstream = undefined));
 
 const ANSWER = JSON.stringify({ id: 'c1', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'back' }, finish_reason: 'stop' }] });
 

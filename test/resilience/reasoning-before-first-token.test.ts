@@ -7,9 +7,9 @@
  */
 import type { ServerResponse } from 'node:http';
 import OpenAI from 'openai';
-import { afterEach, expect, it } from 'vitest';
-import { startChatOver, type TestGateway } from '../helpers/gateway.js';
-import { sleep, sseHead, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { expect, it } from 'vitest';
+import { closeAfterEach, startChatOver, type TestGateway } from '../helpers/gateway.js';
+import { chunk, sleep, sseHead, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { VirtualClock } from '../helpers/virtual-clock.js';
 
 const TTFT_MS = 300;
@@ -18,14 +18,9 @@ const STEP_MS = 100;
 
 let gw: TestGateway | undefined;
 let upstream: RawUpstream | undefined;
-afterEach(async () => {
-  await gw?.close(0);
-  await upstream?.close();
-  gw = upstream = undefined;
-});
+closeAfterEach(() => [gw, upstream], () => (gw = upstream = undefined));
 
-const event = (delta: Record<string, unknown>, finish: string | null = null): string =>
-  `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]}\n\n`;
+const event = (delta: Record<string, unknown>, finish: string | null = null): string => chunk('m', delta, finish);
 
 /** The gateway (virtual clock) over an upstream whose writes the test makes; the client's stream request, in flight. */
 async function start() {

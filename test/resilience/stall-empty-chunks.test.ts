@@ -9,8 +9,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import OpenAI from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startChatOver, type TestGateway } from '../helpers/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { closeAfterEach, startChatOver, type TestGateway } from '../helpers/gateway.js';
 import { sseHead, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { VirtualClock } from '../helpers/virtual-clock.js';
 
@@ -19,11 +19,7 @@ const STEP_MS = 100;
 
 let gw: TestGateway | undefined;
 let upstream: RawUpstream | undefined;
-afterEach(async () => {
-  await gw?.close(0);
-  await upstream?.close();
-  gw = upstream = undefined;
-});
+closeAfterEach(() => [gw, upstream], () => (gw = upstream = undefined));
 
 /**
  * One chunk as OpenAI writes them: the same id, created and model on each, so after the

@@ -7,19 +7,15 @@
 import { connect } from 'node:net';
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { EventBus, type TraceRecord } from '../../src/observability/events.js';
-import { startChatOver, type TestGateway } from '../helpers/gateway.js';
+import { closeAfterEach, startChatOver, type TestGateway } from '../helpers/gateway.js';
 import { startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { chatBody } from './wire.js';
 
 let gw: TestGateway | undefined;
 let upstream: RawUpstream | undefined;
-afterEach(async () => {
-  await gw?.close(0);
-  await upstream?.close();
-  gw = upstream = undefined;
-});
+closeAfterEach(() => [gw, upstream], () => (gw = upstream = undefined));
 
 it('requests pipelined behind one in flight are aborted and traced when the client closes the connection', async () => {
   // An upstream that holds every answer: all three calls are in flight when the client leaves.
