@@ -48,6 +48,13 @@ class DeploymentState {
   readonly tokens = new LearnedLimit();
   /** Honoured `retry-after`: nothing goes before this. */
   blockedUntil = 0;
+  /**
+   * Since a `retry-after` (or a held 429) and until an answer comes that is not one: one
+   * request at a time. Where the upstream says nothing of its limits (no rate-limit headers,
+   * no rpm configured), every request that waited out the block went at once, and most met
+   * the next 429; now one goes first, and the rest follow once it was answered.
+   */
+  probing = false;
   /** Leases taken and not yet reconciled or cancelled. */
   inFlight = 0;
   inFlightTokens = 0;
@@ -148,6 +155,7 @@ export class Pacer {
     }
     if (info.retryAfterMs !== undefined && info.retryAfterMs > 0) {
       st.blockedUntil = Math.max(st.blockedUntil, now + info.retryAfterMs);
+      st.probing = true;
     }
   }
 
@@ -155,6 +163,7 @@ export class Pacer {
   block(dep: Deployment, until: number): void {
     const st = this.state(dep);
     if (until > st.blockedUntil) st.blockedUntil = until;
+    st.probing = true;
   }
 
   /** Called whenever capacity is given back early (a cancel, or usage below its estimate). */
@@ -173,6 +182,8 @@ export class Pacer {
 
   private waitFor(st: DeploymentState, tokens: number, now: number, calls: number): number {
     let w = st.blockedUntil > now ? st.blockedUntil - now : 0;
+    // After a block, one request at a time until one is answered (a release wakes the waiters sooner).
+    if (w === 0 && st.probing && st.inFlight > 0) w = PROBE_WAIT_MS;
     w = Math.max(w, st.provider.waitMs(tokens, now, calls));
     w = Math.max(w, st.own.waitMs(tokens, now, calls));
     w = Math.max(w, st.requests.waitMs(calls, now));
@@ -193,6 +204,16 @@ export class Pacer {
     }
     return st;
   }
+}
+
+/** How long a request waits for the probe after a block to be answered, at most, before it looks again. */
+const PROBE_WAIT_MS = 1000;
+
+/** An answer that was not a rate limit came while probing after a block: everyone may go again. */
+function probeAnswered(st: DeploymentState): void {
+  if (st.blockedUntil > st.pacer.clock.now()) return;
+  st.probing = false;
+  st.pacer.released();
 }
 
 class PacerLease implements Lease {
@@ -230,13 +251,18 @@ class PacerLease implements Lease {
       }
       if (headers && headers !== this.learnt) pacer.observe(st.dep, headers, now);
       if (delta < 0) pacer.released();
+      // Counted tokens come with an answer, never with a rate limit (reconciled without a count).
+      if (st.probing) probeAnswered(st);
       return;
     }
     if (headers && headers !== this.learnt) pacer.observe(st.dep, headers);
   }
 
   learn(headers: UpstreamHeaders): void {
-    if (this.done || headers === NO_HEADERS || headers === this.learnt) return;
+    if (this.done) return;
+    // A stream's head: an answer, not a rate limit.
+    if (this.st.probing) probeAnswered(this.st);
+    if (headers === NO_HEADERS || headers === this.learnt) return;
     this.learnt = headers;
     const st = this.st;
     st.pacer.learnFrom(st, headers, st.pacer.clock.now(), this.calls, this.tokens);

@@ -116,3 +116,62 @@ it('a request arriving while another waits out a short 429 waits for the deploym
   await b.text();
   expect(upstream.hits).toHaveLength(3);
 });
+
+/**
+ * Requests waiting out a 429's Retry-After all became sendable at the same moment, and an
+ * upstream that says nothing of its limits (no rate-limit headers, no rpm configured) got
+ * them all at once, most to be refused again. Now one goes first; the rest follow once it
+ * has been answered.
+ */
+it('after a 429 wait, one request goes first and the others once it was answered', async () => {
+  let open = false;
+  const held: import('node:http').ServerResponse[] = [];
+  const answer = (res: import('node:http').ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(completionText('m', 'served', 5, 1));
+  };
+  upstream = await startRawUpstream((res, _hit, n) => {
+    if (n === 1) {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+      res.end(JSON.stringify(RATE));
+    } else if (open) answer(res);
+    else held.push(res);
+  });
+  const clock = new VirtualClock();
+  gw = await startGateway(
+    {
+      resilience: { maxRetries: 0, throttleMaxWaitMs: 5_000, cooldownMs: 60_000 },
+      providers: [openaiProvider('up', upstream.url)],
+      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
+    },
+    { clock },
+  );
+  const ask = () => fetch(`${gw!.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }) });
+  const first = ask();
+  await expect.poll(() => upstream!.hits.length).toBe(1);
+  // Two more arrive while the deployment is held for the Retry-After.
+  const others = [ask(), ask()];
+  await new Promise((r) => setTimeout(r, 20));
+  expect(upstream.hits).toHaveLength(1);
+  // The second passes in steps: the hold ends, then the others' looks at the probe in flight.
+  for (let i = 0; i < 25; i++) {
+    await clock.advance(100);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  expect(upstream.hits).toHaveLength(2);
+  // The probe is answered: the two others go at once (the waiting room's next turn, no time passing).
+  open = true;
+  for (const res of held) answer(res);
+  const t = clock.now();
+  let settled = 0;
+  for (const p of [first, ...others]) void p.then(() => settled++, () => settled++);
+  for (let i = 0; i < 100 && settled < 3; i++) {
+    await clock.advance(0);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  expect(clock.now()).toBe(t);
+  const all = await Promise.all([first, ...others]);
+  expect(all.map((r) => r.status)).toEqual([200, 200, 200]);
+  for (const r of all) await r.text();
+  expect(upstream.hits).toHaveLength(4);
+});
