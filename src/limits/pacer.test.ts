@@ -16,6 +16,46 @@ function waitOf(r: Lease | Throttled): number {
   return r.waitMs;
 }
 
+describe('Pacer after a block (a 429 held, a Retry-After)', () => {
+  it('takes one request at a time until one is answered; what was in flight before the block holds nothing back', async () => {
+    const clock = new VirtualClock();
+    const pacer = new Pacer(limits(), clock);
+    const d = deployment(provider('p'), 'm');
+    const released = vi.fn();
+    pacer.onRelease(released);
+    // A long stream sent before the block stays in flight throughout.
+    lease(pacer.tryAcquire(d, 1));
+    pacer.block(d, clock.now() + 1000);
+    expect(waitOf(pacer.tryAcquire(d, 1))).toBe(1000);
+    await clock.advance(1000);
+    const probe = lease(pacer.tryAcquire(d, 1));
+    expect(waitOf(pacer.tryAcquire(d, 1))).toBe(1000);
+    // Refused again (reconciled without a count): the next one is the next probe, and only one.
+    probe.reconcile(undefined, NO_HEADERS);
+    expect(released).toHaveBeenCalledTimes(1);
+    const second = lease(pacer.tryAcquire(d, 1));
+    expect(isThrottled(pacer.tryAcquire(d, 1))).toBe(true);
+    // Answered: everyone may go.
+    second.reconcile(3, NO_HEADERS);
+    expect(released).toHaveBeenCalledTimes(2);
+    for (let i = 0; i < 5; i++) lease(pacer.tryAcquire(d, 1));
+  });
+
+  it('a stream probe is answered at its head; a probe never sent lets the next one try', async () => {
+    const clock = new VirtualClock();
+    const pacer = new Pacer(limits(), clock);
+    const d = deployment(provider('p'), 'm');
+    pacer.block(d, clock.now() + 500);
+    await clock.advance(500);
+    lease(pacer.tryAcquire(d, 1)).cancel();
+    const stream = lease(pacer.tryAcquire(d, 1));
+    expect(isThrottled(pacer.tryAcquire(d, 1))).toBe(true);
+    stream.learn(NO_HEADERS);
+    lease(pacer.tryAcquire(d, 1));
+    lease(pacer.tryAcquire(d, 1));
+  });
+});
+
 describe('Pacer', () => {
   it('limits nothing when neither the config nor a default says so', () => {
     const pacer = new Pacer(limits(), new VirtualClock());

@@ -55,6 +55,8 @@ class DeploymentState {
    * the next 429; now one goes first, and the rest follow once it was answered.
    */
   probing = false;
+  /** The one request sent while probing is out (a lease taken with `probe`). */
+  probeOut = false;
   /** Leases taken and not yet reconciled or cancelled. */
   inFlight = 0;
   inFlightTokens = 0;
@@ -98,7 +100,8 @@ export class Pacer {
     st.tokens.take(tokens, now);
     st.inFlight += calls;
     st.inFlightTokens += tokens;
-    return new PacerLease(st, tokens, now, calls);
+    if (st.probing) st.probeOut = true;
+    return new PacerLease(st, tokens, now, calls, st.probing);
   }
 
   /** The first of `deps`, in order, with capacity now; else the earliest wait among them. */
@@ -183,7 +186,7 @@ export class Pacer {
   private waitFor(st: DeploymentState, tokens: number, now: number, calls: number): number {
     let w = st.blockedUntil > now ? st.blockedUntil - now : 0;
     // After a block, one request at a time until one is answered (a release wakes the waiters sooner).
-    if (w === 0 && st.probing && st.inFlight > 0) w = PROBE_WAIT_MS;
+    if (w === 0 && st.probeOut) w = PROBE_WAIT_MS;
     w = Math.max(w, st.provider.waitMs(tokens, now, calls));
     w = Math.max(w, st.own.waitMs(tokens, now, calls));
     w = Math.max(w, st.requests.waitMs(calls, now));
@@ -209,10 +212,13 @@ export class Pacer {
 /** How long a request waits for the probe after a block to be answered, at most, before it looks again. */
 const PROBE_WAIT_MS = 1000;
 
-/** An answer that was not a rate limit came while probing after a block: everyone may go again. */
-function probeAnswered(st: DeploymentState): void {
-  if (st.blockedUntil > st.pacer.clock.now()) return;
-  st.probing = false;
+/**
+ * The probe after a block is back: answered (`answered`: not a rate limit, not a failure), everyone
+ * may go again; else the next waiter is the next probe. Either way the waiters look again.
+ */
+function probeBack(st: DeploymentState, answered: boolean): void {
+  st.probeOut = false;
+  if (answered && st.blockedUntil <= st.pacer.clock.now()) st.probing = false;
   st.pacer.released();
 }
 
@@ -228,6 +234,8 @@ class PacerLease implements Lease {
     private readonly tokens: number,
     private readonly at: number,
     private readonly calls = 1,
+    /** Sent as the one request after a block (DeploymentState.probing), until it is back. */
+    private probe = false,
   ) {
     this.requestsEpoch = st.requests.epoch;
     this.tokensEpoch = st.tokens.epoch;
@@ -252,16 +260,22 @@ class PacerLease implements Lease {
       if (headers && headers !== this.learnt) pacer.observe(st.dep, headers, now);
       if (delta < 0) pacer.released();
       // Counted tokens come with an answer, never with a rate limit (reconciled without a count).
-      if (st.probing) probeAnswered(st);
+      if (this.probe) this.probeBack(true);
       return;
     }
     if (headers && headers !== this.learnt) pacer.observe(st.dep, headers);
+    if (this.probe) this.probeBack(false);
+  }
+
+  private probeBack(answered: boolean): void {
+    this.probe = false;
+    probeBack(this.st, answered);
   }
 
   learn(headers: UpstreamHeaders): void {
     if (this.done) return;
     // A stream's head: an answer, not a rate limit.
-    if (this.st.probing) probeAnswered(this.st);
+    if (this.probe) this.probeBack(true);
     if (headers === NO_HEADERS || headers === this.learnt) return;
     this.learnt = headers;
     const st = this.st;
@@ -280,6 +294,11 @@ class PacerLease implements Lease {
     st.own.giveBack(this.tokens, this.at, now, this.calls);
     st.requests.giveBack(this.calls, this.requestsEpoch, now);
     st.tokens.giveBack(this.tokens, this.tokensEpoch, now);
+    if (this.probe) {
+      // Never sent: the next waiter is the probe.
+      this.probe = false;
+      st.probeOut = false;
+    }
     pacer.released();
   }
 }
