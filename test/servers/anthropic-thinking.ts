@@ -5,6 +5,9 @@
 type Json = Record<string, unknown>;
 type Block = Json & { type: string };
 
+/** Models that take only adaptive thinking (`thinking.type: "enabled"` is a 400). */
+const ADAPTIVE_ONLY = /claude-(?:opus-4-[7-9](?!\d)|mythos|fable)/;
+
 const THINKING_DOCS = 'Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking';
 
 /**
@@ -21,6 +24,10 @@ export function thinkingProblem(body: Json): string | undefined {
   const thinking = body.thinking as Json | undefined;
   if (thinking === undefined || thinking.type === 'disabled') return undefined;
   if (thinking.type === 'enabled') {
+    // Opus 4.7 and later, Mythos and Fable think only adaptively: a fixed budget is refused.
+    if (ADAPTIVE_ONLY.test(String(body.model))) {
+      return 'thinking.type.enabled is not supported for this model. Use thinking.type.adaptive and output_config.effort to control thinking behavior.';
+    }
     const budget = thinking.budget_tokens;
     if (typeof budget !== 'number' || !Number.isInteger(budget)) return 'thinking.enabled.budget_tokens: Field required';
     if (budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';

@@ -216,6 +216,13 @@ describe('legacy function calling (functions, function_call) through the anthrop
     }
   });
 
+  it('reasoning_effort on a model that thinks only adaptively (Claude Fable 5) goes as adaptive thinking, not a budget it refuses', async () => {
+    t.upstream.enqueue({ thinking: 'Weighing it.', text: 'Sunny.' });
+    const res = await t.client.chat.completions.create({ model: 'claude/claude-fable-5', messages, reasoning_effort: 'high' });
+    expect(res.choices[0]!.message.content).toBe('Sunny.');
+    expect(t.upstream.requests.at(-1)!.body).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'high' } });
+  });
+
   it('reasoning_effort where Anthropic would refuse thinking (a forced tool, a tool result being answered) is served without it', async () => {
     t.upstream.enqueue({ toolUses: [{ id: 'toolu_forced', name: 'get_weather', input: { location: 'Paris' } }] }, { text: 'It is 15 degrees.' });
     const forced = await t.client.chat.completions.create({ model: 'smart', messages, tools, tool_choice: 'required', reasoning_effort: 'high' });

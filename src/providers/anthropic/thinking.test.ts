@@ -47,7 +47,7 @@ describe('reasoning_effort → Anthropic thinking', () => {
   });
 
   it('tells adaptive models by name, a dated suffix being no minor version', () => {
-    for (const m of ['claude-opus-4-6', 'claude-sonnet-4-6', 'claude-opus-4-7', 'anthropic.claude-opus-4-6-v1', 'claude-sonnet-5', 'claude-mythos-preview']) {
+    for (const m of ['claude-opus-4-6', 'claude-sonnet-4-6', 'claude-opus-4-7', 'anthropic.claude-opus-4-6-v1', 'claude-sonnet-5', 'claude-mythos-preview', 'claude-mythos-5', 'claude-fable-5', 'anthropic.claude-fable-5']) {
       expect(isAdaptive(m), m).toBe(true);
     }
     for (const m of ['claude-sonnet-4-20250514', 'claude-opus-4-1-20250805', 'claude-sonnet-4-5', 'claude-haiku-4-5-20251001', 'claude-3-7-sonnet-20250219', 'claude']) {

@@ -1,7 +1,7 @@
 /**
  * `reasoning_effort` → Anthropic's extended thinking. Pure.
  *
- * - Claude 4.6 and later (opus-4-6, sonnet-4-6, opus-4-7…, and Mythos) take
+ * - Claude 4.6 and later (opus-4-6, sonnet-4-6, opus-4-7…, Mythos and Fable) take
  *   `thinking: {type: "adaptive"}` with `output_config: {effort}`; Opus 4.7 refuses a fixed
  *   budget. `minimal` has no Anthropic level and goes as `low`; `xhigh` goes as `max` on Opus
  *   (the only family that has it) and as `high` elsewhere.
@@ -69,9 +69,12 @@ function findLastAssistant(messages: AnthropicMessageParam[]): AnthropicMessageP
 /** `claude-opus-4-6`, `anthropic.claude-sonnet-4-6-v1`, `claude-opus-5`…: a dated suffix (`-4-20250514`) is no minor version. */
 const VERSIONED = /claude-(?:opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?!\d)/;
 
-/** Claude 4.6 and later, and Mythos: adaptive thinking (Opus 4.7 takes no other). */
+/** Families named without an Opus/Sonnet/Haiku version that think only adaptively (a budget is a 400). */
+const ADAPTIVE_FAMILIES = /claude-(?:mythos|fable)/;
+
+/** Claude 4.6 and later, Mythos and Fable: adaptive thinking (Opus 4.7, Mythos and Fable take no other). */
 export function isAdaptive(model: string): boolean {
-  if (model.includes('claude-mythos')) return true;
+  if (ADAPTIVE_FAMILIES.test(model)) return true;
   const m = VERSIONED.exec(model);
   if (!m) return false;
   const major = Number(m[1]);
