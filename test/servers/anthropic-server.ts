@@ -21,7 +21,7 @@
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { sseEvent, startScriptedServer, type ScriptedServer } from './scripted-server.js';
-import { thinkingProblem } from './anthropic-thinking.js';
+import { shownThinking, thinkingProblem } from './anthropic-thinking.js';
 
 export interface RecordedRequest {
   method: string;
@@ -255,7 +255,7 @@ interface BuiltMessage extends Json {
 
 function buildMessage(reply: MessageReply, body: Json, n: number): BuiltMessage {
   const content: Block[] = [];
-  if (reply.thinking !== undefined) content.push({ type: 'thinking', thinking: reply.thinking, signature: 'c2lnbmF0dXJl' });
+  if (reply.thinking !== undefined) content.push({ type: 'thinking', thinking: shownThinking(body, reply.thinking), signature: 'c2lnbmF0dXJl' });
   if (reply.redactedThinking !== undefined) content.push({ type: 'redacted_thinking', data: reply.redactedThinking });
   const text = reply.text ?? (reply.toolUses?.length ? undefined : DEFAULT_REPLY_TEXT);
   if (text !== undefined) content.push({ type: 'text', text });

@@ -10,6 +10,18 @@ const ADAPTIVE_ONLY = /claude-(?:opus-4-[7-9](?!\d)|mythos|fable)/;
 
 const THINKING_DOCS = 'Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking';
 
+/** Models whose thinking is `display: "omitted"` unless asked otherwise (Opus 4.7 and later, Mythos, Fable). */
+const OMITTED_BY_DEFAULT = ADAPTIVE_ONLY;
+
+/**
+ * The thinking text a response carries: none (an empty `thinking`, the signature kept) where
+ * the display is omitted, as it is by default on the newest models.
+ */
+export function shownThinking(body: Json, thinking: string): string {
+  const display = (body.thinking as Json | undefined)?.display ?? (OMITTED_BY_DEFAULT.test(String(body.model)) ? 'omitted' : 'summarized');
+  return display === 'omitted' ? '' : thinking;
+}
+
 /**
  * What the API refuses with extended thinking on: a budget under 1024 or not under max_tokens, an
  * effort it does not have, temperature other than 1, top_p under 0.95, a forced tool call, and a
@@ -34,6 +46,9 @@ export function thinkingProblem(body: Json): string | undefined {
     if (typeof body.max_tokens === 'number' && body.max_tokens <= budget) return `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. ${THINKING_DOCS}`;
   } else if (thinking.type !== 'adaptive') {
     return "thinking: Input tag does not match any of the expected tags: 'adaptive', 'disabled', 'enabled'";
+  }
+  if (thinking.display !== undefined && thinking.display !== 'summarized' && thinking.display !== 'omitted') {
+    return "thinking.display: Input should be 'summarized' or 'omitted'";
   }
   if (body.temperature !== undefined && body.temperature !== 1) return `\`temperature\` may only be set to 1 when thinking is enabled. ${THINKING_DOCS}`;
   if (typeof body.top_p === 'number' && body.top_p < 0.95) return `\`top_p\` must be greater than or equal to 0.95 or unset when thinking is enabled. ${THINKING_DOCS}`;

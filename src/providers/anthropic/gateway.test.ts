@@ -223,6 +223,18 @@ describe('legacy function calling (functions, function_call) through the anthrop
     expect(t.upstream.requests.at(-1)!.body).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'high' } });
   });
 
+  it('reasoning_effort on a model whose thinking is omitted by default (Opus 4.7) asks for it summarized: reasoning_content comes back, buffered and streamed', async () => {
+    const thought = { thinking: 'Paris is in France; check the forecast there.', text: 'Sunny.', chunkSize: 7 };
+    t.upstream.enqueue(thought, thought);
+    const params = { model: 'claude/claude-opus-4-7', messages, reasoning_effort: 'high' as const };
+    const buffered = await t.client.chat.completions.create(params);
+    expect((buffered.choices[0]!.message as { reasoning_content?: string }).reasoning_content).toBe(thought.thinking);
+    const { chunks } = await assembleStream(await t.client.chat.completions.create({ ...params, stream: true }));
+    const reasoning = chunks.map((c) => (c.choices[0]?.delta as { reasoning_content?: string } | undefined)?.reasoning_content ?? '');
+    expect(reasoning.join('')).toBe(thought.thinking);
+    for (const rec of t.upstream.requests.slice(-2)) expect(rec.body).toMatchObject({ thinking: { type: 'adaptive', display: 'summarized' } });
+  });
+
   it('reasoning_effort where Anthropic would refuse thinking (a forced tool, a tool result being answered) is served without it', async () => {
     t.upstream.enqueue({ toolUses: [{ id: 'toolu_forced', name: 'get_weather', input: { location: 'Paris' } }] }, { text: 'It is 15 degrees.' });
     const forced = await t.client.chat.completions.create({ model: 'smart', messages, tools, tool_choice: 'required', reasoning_effort: 'high' });

@@ -2,7 +2,8 @@
  * `reasoning_effort` → Anthropic's extended thinking. Pure.
  *
  * - Claude 4.6 and later (opus-4-6, sonnet-4-6, opus-4-7…, Mythos and Fable) take
- *   `thinking: {type: "adaptive"}` with `output_config: {effort}`; Opus 4.7 refuses a fixed
+ *   `thinking: {type: "adaptive", display: "summarized"}` with `output_config: {effort}` (Opus
+ *   4.7 and later omit the thinking text unless `display` asks for it); Opus 4.7 refuses a fixed
  *   budget. `minimal` has no Anthropic level and goes as `low`; `xhigh` goes as `max` on Opus
  *   (the only family that has it) and as `high` elsewhere.
  * - Earlier models take `thinking: {type: "enabled", budget_tokens}`, the budget from
@@ -43,7 +44,9 @@ export function applyThinking(body: AnthropicRequest, effort: ReasoningEffort, m
   const budget = THINKING_BUDGET[effort];
   body.max_tokens = clientMax !== undefined && clientMax - budget >= MIN_ANSWER_TOKENS ? clientMax : (clientMax ?? defaultMax) + budget;
   if (isAdaptive(model)) {
-    body.thinking = { type: 'adaptive' };
+    // Opus 4.7 and later, Mythos and Fable omit the thinking text unless asked (`display`): no
+    // reasoning_content came back, and a stream thought in silence until the first-token limit failed it.
+    body.thinking = { type: 'adaptive', display: 'summarized' };
     body.output_config = { effort: adaptiveEffort(effort, model) };
   } else {
     body.thinking = { type: 'enabled', budget_tokens: budget };

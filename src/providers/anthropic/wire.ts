@@ -92,7 +92,7 @@ export interface AnthropicRequest {
   tool_choice?: AnthropicToolChoice;
   stream?: boolean;
   /** Extended thinking (thinking.ts): a fixed budget, or adaptive (Claude 4.6 and later) with `output_config.effort`. */
-  thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'adaptive' };
+  thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'adaptive'; display?: 'summarized' | 'omitted' };
   output_config?: { effort: 'low' | 'medium' | 'high' | 'max' };
 }
 
