@@ -235,6 +235,31 @@ describe('Pacer', () => {
     lease(pacer.tryAcquire(d, 1));
   });
 
+  it('does not count twice an attempt still out that the upstream has already answered (a burst of streams)', () => {
+    const pacer = new Pacer(limits(), new VirtualClock());
+    const d = deployment(provider('p'), 'm');
+    const first = lease(pacer.tryAcquire(d, 1000));
+    const second = lease(pacer.tryAcquire(d, 1000));
+    const head = (requests: number, tokens: number) => ({
+      'x-ratelimit-remaining-requests': String(requests),
+      'x-ratelimit-reset-requests': '60s',
+      'x-ratelimit-remaining-tokens': String(tokens),
+      'x-ratelimit-reset-tokens': '60s',
+    });
+    first.learn(head(9, 9000));
+    // Both streams are running, and the upstream counted both before answering the second: 8 requests and 8000 tokens are left.
+    second.learn(head(8, 8000));
+    for (let i = 0; i < 8; i++) lease(pacer.tryAcquire(d, 1000));
+    expect(isThrottled(pacer.tryAcquire(d, 1))).toBe(true);
+    // An answer that ends meanwhile (its headers at the end, not its head's) excludes the streams still out as well.
+    const buffered = new Pacer(limits(), new VirtualClock());
+    const s = lease(buffered.tryAcquire(d, 0));
+    s.learn(head(9, 9000));
+    lease(buffered.tryAcquire(d, 0)).reconcile(0, head(8, 8000));
+    for (let i = 0; i < 8; i++) lease(buffered.tryAcquire(d, 0));
+    expect(isThrottled(buffered.tryAcquire(d, 0))).toBe(true);
+  });
+
   it('learns nothing from a settled lease or an answer without headers', () => {
     const pacer = new Pacer(limits(), new VirtualClock());
     const d = deployment(provider('p'), 'm');

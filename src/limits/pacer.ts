@@ -60,6 +60,12 @@ class DeploymentState {
   /** Leases taken and not yet reconciled or cancelled. */
   inFlight = 0;
   inFlightTokens = 0;
+  /**
+   * Of those, the ones whose answer's head has come (a stream still running): the upstream has
+   * counted them, so its `remaining` already excludes them and they are not subtracted again.
+   */
+  answered = 0;
+  answeredTokens = 0;
 
   constructor(
     readonly dep: Deployment,
@@ -141,20 +147,22 @@ export class Pacer {
   observe(dep: Deployment, headers: UpstreamHeaders, now?: number): void {
     // Most answers carry none of the headers read here (vLLM, Ollama, most proxies): nothing to parse.
     if (headers === NO_HEADERS) return;
-    this.learnFrom(this.state(dep), headers, now ?? this.clock.now(), 0, 0);
+    this.learnFrom(this.state(dep), headers, now ?? this.clock.now());
   }
 
   /**
-   * @internal for leases. `ownCalls`/`ownTokens`: what the answering attempt still holds in flight,
-   * which the upstream counted before it answered, so not subtracted from its `remaining` again.
+   * @internal for leases. Only attempts still out whose answer has not begun are subtracted from
+   * the upstream's `remaining`: those answered (the attempt learning from its head among them)
+   * were counted before they were answered. Subtracted again, a burst of streams read as twice
+   * its size, and requests the upstream had room for were throttled.
    */
-  learnFrom(st: DeploymentState, headers: UpstreamHeaders, now: number, ownCalls: number, ownTokens: number): void {
+  learnFrom(st: DeploymentState, headers: UpstreamHeaders, now: number): void {
     const info = parseRateLimitHeaders(headers, now);
     if (info.requests?.resetAt !== undefined) {
-      st.requests.observe(info.requests.remaining, info.requests.resetAt, st.inFlight - ownCalls, now, info.requests.limit);
+      st.requests.observe(info.requests.remaining, info.requests.resetAt, st.inFlight - st.answered, now, info.requests.limit);
     }
     if (info.tokens?.resetAt !== undefined) {
-      st.tokens.observe(info.tokens.remaining, info.tokens.resetAt, st.inFlightTokens - ownTokens, now, info.tokens.limit);
+      st.tokens.observe(info.tokens.remaining, info.tokens.resetAt, st.inFlightTokens - st.answeredTokens, now, info.tokens.limit);
     }
     if (info.retryAfterMs !== undefined && info.retryAfterMs > 0) {
       st.blockedUntil = Math.max(st.blockedUntil, now + info.retryAfterMs);
@@ -224,6 +232,8 @@ function probeBack(st: DeploymentState, answered: boolean): void {
 
 class PacerLease implements Lease {
   private done = false;
+  /** Its answer's head came (`learn`): counted in `answered` until it is settled. */
+  private answered = false;
   /** Headers already learnt from at the answer's head: not learnt again (and stale) at its end. */
   private learnt: UpstreamHeaders | undefined = undefined;
   private readonly requestsEpoch: number;
@@ -248,6 +258,10 @@ class PacerLease implements Lease {
     const pacer = st.pacer;
     st.inFlight -= this.calls;
     st.inFlightTokens -= this.tokens;
+    if (this.answered) {
+      st.answered -= this.calls;
+      st.answeredTokens -= this.tokens;
+    }
     if (actualTokens !== undefined && Number.isFinite(actualTokens) && actualTokens >= 0) {
       const delta = actualTokens - this.tokens;
       let now: number | undefined;
@@ -279,7 +293,12 @@ class PacerLease implements Lease {
     if (headers === NO_HEADERS || headers === this.learnt) return;
     this.learnt = headers;
     const st = this.st;
-    st.pacer.learnFrom(st, headers, st.pacer.clock.now(), this.calls, this.tokens);
+    if (!this.answered) {
+      this.answered = true;
+      st.answered += this.calls;
+      st.answeredTokens += this.tokens;
+    }
+    st.pacer.learnFrom(st, headers, st.pacer.clock.now());
   }
 
   cancel(): void {
@@ -290,6 +309,10 @@ class PacerLease implements Lease {
     const now = pacer.clock.now();
     st.inFlight -= this.calls;
     st.inFlightTokens -= this.tokens;
+    if (this.answered) {
+      st.answered -= this.calls;
+      st.answeredTokens -= this.tokens;
+    }
     st.provider.giveBack(this.tokens, this.at, now, this.calls);
     st.own.giveBack(this.tokens, this.at, now, this.calls);
     st.requests.giveBack(this.calls, this.requestsEpoch, now);
