@@ -25,7 +25,7 @@ export class AttemptScope {
 
   constructor(
     parent: Signal,
-    private readonly clock: Clock,
+    readonly clock: Clock,
   ) {
     this.unlink = this.controller.follow(parent);
   }

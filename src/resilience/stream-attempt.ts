@@ -73,9 +73,13 @@ export async function openUntilCommit(input: AttemptInput, req: ChatRequest, req
   // deadline is enforced by the parent signal; a timer racing it would read as an upstream timeout.
   const ttft = ttftTimeoutMs <= requestTimeoutMs;
   const limit = ttft ? ttftTimeoutMs : requestTimeoutMs;
+  /** When the first-token limit armed here fires (epoch ms); reasoning only ever moves it later. */
+  let ttftAt: number | undefined;
   if (limit < input.remainingMs) {
-    if (ttft) input.scope.arm(limit, 'ttft');
-    else input.scope.arm(limit, 'attempt_timeout');
+    if (ttft) {
+      input.scope.arm(limit, 'ttft');
+      ttftAt = input.scope.clock.now() + limit;
+    } else input.scope.arm(limit, 'attempt_timeout');
   }
   const t0 = performance.now();
   const stream = await input.adapter.chatStream(req, { signal: input.scope.signal, model: d.model, requestId });
@@ -105,8 +109,14 @@ export async function openUntilCommit(input: AttemptInput, req: ChatRequest, req
         // threw that thinking away, again and again). From here a pause in the thinking is what
         // fails it, as a stall does after the first token; the request's deadline still bounds it.
         // An attempt timeout nearer than the first-token limit stays: it bounds the attempt as configured.
+        // So does the first-token limit while it ends after a stall would (an idleTimeoutMs below it):
+        // reasoning holds the attempt longer, never shorter.
         if (thinking) input.scope.refresh();
-        else if ((ttft || limit >= input.remainingMs) && d.timeouts.idleTimeoutMs < input.remainingMs) {
+        else if (
+          (ttft || limit >= input.remainingMs) &&
+          d.timeouts.idleTimeoutMs < input.remainingMs &&
+          (ttftAt === undefined || input.scope.clock.now() + d.timeouts.idleTimeoutMs >= ttftAt)
+        ) {
           thinking = true;
           input.scope.arm(d.timeouts.idleTimeoutMs, 'idle', 'upstream stopped reasoning before its first token');
         }

@@ -23,7 +23,7 @@ closeAfterEach(() => [gw, upstream], () => (gw = upstream = undefined));
 const event = (delta: Record<string, unknown>, finish: string | null = null): string => chunk('m', delta, finish);
 
 /** The gateway (virtual clock) over an upstream whose writes the test makes; the client's stream request, in flight. */
-async function start() {
+async function start(timeouts: { ttftTimeoutMs: number; idleTimeoutMs: number } = { ttftTimeoutMs: TTFT_MS, idleTimeoutMs: IDLE_MS }) {
   let res: ServerResponse | undefined;
   upstream = await startRawUpstream((r) => {
     res = r;
@@ -31,7 +31,7 @@ async function start() {
     r.write(event({ role: 'assistant', content: '' }));
   });
   const clock = new VirtualClock();
-  gw = await startChatOver(upstream.url, { resilience: { ttftTimeoutMs: TTFT_MS, idleTimeoutMs: IDLE_MS, maxRetries: 0, streamResume: false } }, {}, { clock });
+  gw = await startChatOver(upstream.url, { resilience: { ...timeouts, maxRetries: 0, streamResume: false } }, {}, { clock });
   const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 });
   const answer = client.chat.completions.create({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'think' }] }).withResponse();
   answer.catch(() => {});
@@ -91,4 +91,32 @@ it('chunks without reasoning do not stand in for it: the first-token limit still
   for (let i = 0; i < 4; i++) await s.step(event({ content: '' }));
   const err = await s.answer.then(() => undefined, (e: unknown) => e);
   expect(await attemptMessage(err)).toBe('timeout (ttft)');
+});
+
+it('reasoning never brings the first-token limit nearer: with idleTimeoutMs below it, an answer after one early thought within ttftTimeoutMs still comes', async () => {
+  // ttft 300, idle 100: one thought at once, then silence until the answer at 250 — within the first-token limit.
+  const s = await start({ ttftTimeoutMs: 300, idleTimeoutMs: 100 });
+  await s.step(event({ reasoning_content: 'hmm ' }), 50);
+  await s.step('', 50);
+  await s.step('', 50);
+  await s.step('', 50);
+  await s.step('', 50);
+  s.end(event({ content: 'Forty-two.' }) + event({}, 'stop') + 'data: [DONE]\n\n');
+  const { data } = await s.answer;
+  let text = '';
+  for await (const c of data) text += c.choices[0]?.delta.content ?? '';
+  expect(text).toBe('Forty-two.');
+});
+
+it('with idleTimeoutMs below ttftTimeoutMs, reasoning still carries an attempt past the first-token limit, and silence in it still fails it', async () => {
+  const s = await start({ ttftTimeoutMs: 300, idleTimeoutMs: 100 });
+  // A thought every 50 ms up to t=450, past the first-token limit of 300.
+  for (let i = 0; i < 10; i++) await s.step(event({ reasoning_content: `step ${i}. ` }), 50);
+  let failed = false;
+  s.answer.catch(() => (failed = true));
+  await sleep(5);
+  expect(failed).toBe(false);
+  await s.step('', 100);
+  const err = await s.answer.then(() => undefined, (e: unknown) => e);
+  expect(await attemptMessage(err)).toBe('timeout (idle)');
 });
