@@ -46,6 +46,15 @@ describe('reasoning_effort → Anthropic thinking', () => {
     expect(convert({ reasoning_effort: 'none' }, NEW)).not.toHaveProperty('thinking');
   });
 
+  it('asks the models that omit their thinking text by default (after 4.6) for it summarized, and 4.6 for nothing more', () => {
+    for (const m of ['claude-opus-4-7', 'claude-sonnet-5', 'claude-mythos-preview', 'claude-fable-5', 'us.anthropic.claude-opus-4-8-v1:0']) {
+      expect(convert({ reasoning_effort: 'low' }, m).thinking, m).toEqual({ type: 'adaptive', display: 'summarized' });
+    }
+    for (const m of ['claude-opus-4-6', 'claude-sonnet-4-6', 'anthropic.claude-opus-4-6-v1']) {
+      expect(convert({ reasoning_effort: 'low' }, m).thinking, m).toEqual({ type: 'adaptive' });
+    }
+  });
+
   it('tells adaptive models by name, a dated suffix being no minor version', () => {
     for (const m of ['claude-opus-4-6', 'claude-sonnet-4-6', 'claude-opus-4-7', 'anthropic.claude-opus-4-6-v1', 'claude-sonnet-5', 'claude-mythos-preview', 'claude-mythos-5', 'claude-fable-5', 'anthropic.claude-fable-5']) {
       expect(isAdaptive(m), m).toBe(true);

@@ -2,9 +2,9 @@
  * `reasoning_effort` → Anthropic's extended thinking. Pure.
  *
  * - Claude 4.6 and later (opus-4-6, sonnet-4-6, opus-4-7…, Mythos and Fable) take
- *   `thinking: {type: "adaptive", display: "summarized"}` with `output_config: {effort}` (Opus
- *   4.7 and later omit the thinking text unless `display` asks for it); Opus 4.7 refuses a fixed
- *   budget. `minimal` has no Anthropic level and goes as `low`; `xhigh` goes as `max` on Opus
+ *   `thinking: {type: "adaptive"}` with `output_config: {effort}`, and `display: "summarized"`
+ *   after 4.6 (Opus 4.7 and later, Mythos and Fable omit the thinking text unless `display` asks
+ *   for it); Opus 4.7 refuses a fixed budget. `minimal` has no Anthropic level and goes as `low`; `xhigh` goes as `max` on Opus
  *   (the only family that has it) and as `high` elsewhere.
  * - Earlier models take `thinking: {type: "enabled", budget_tokens}`, the budget from
  *   THINKING_BUDGET (always ≥ 1024, Anthropic's minimum).
@@ -30,6 +30,9 @@ import type { AnthropicMessageParam, AnthropicRequest } from './wire.js';
 /** Models before extended thinking (Claude 3.7 Sonnet was the first): they refuse `thinking`. */
 const NO_THINKING = /claude-(?:3-(?!7)|2|instant)/;
 
+/** The adaptive models whose thinking text comes without asking (`display` defaults to summarized): Claude 4.6. */
+const SUMMARIZED_BY_DEFAULT = /claude-(?:opus|sonnet|haiku)-4-6(?!\d)/;
+
 /** The answer's room a client's max_tokens must leave beside the thinking budget to be kept as it is. */
 export const MIN_ANSWER_TOKENS = 1024;
 
@@ -46,7 +49,8 @@ export function applyThinking(body: AnthropicRequest, effort: ReasoningEffort, m
   if (isAdaptive(model)) {
     // Opus 4.7 and later, Mythos and Fable omit the thinking text unless asked (`display`): no
     // reasoning_content came back, and a stream thought in silence until the first-token limit failed it.
-    body.thinking = { type: 'adaptive', display: 'summarized' };
+    // The 4.6 models summarize by default: asked for nothing they might not know.
+    body.thinking = SUMMARIZED_BY_DEFAULT.test(model) ? { type: 'adaptive' } : { type: 'adaptive', display: 'summarized' };
     body.output_config = { effort: adaptiveEffort(effort, model) };
   } else {
     body.thinking = { type: 'enabled', budget_tokens: budget };
