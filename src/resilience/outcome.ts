@@ -5,7 +5,7 @@ import { CREDENTIAL_HEADERS } from '../config/secrets.js';
 import type { ProviderConfig } from '../config/types.js';
 import { GatewayError } from '../core/errors.js';
 import { AttemptAborted } from './abort.js';
-import { errorFromTransport } from './classify.js';
+import { errorFromTransport, exceedsTokenLimit } from './classify.js';
 import { UpstreamError } from './upstream-error.js';
 
 /**
@@ -83,8 +83,10 @@ export function clientErrorFor(err: UpstreamError): GatewayError {
     default: {
       const s = err.status ?? err.meantStatus;
       // A 429 refusing the request for its size (larger than a deployment's tpm) is the request's fault,
-      // not a rate limit: the contract keeps 429 for the client's own key.
-      const status = s !== undefined && s >= 400 && s < 500 && s !== 429 ? s : 400;
+      // not a rate limit: the contract keeps 429 for the client's own key, and 413 for a body over
+      // the gateway's own limit (Groq says the same as OpenAI's 429 with a 413).
+      const tooLargeForTpm = s === 413 && exceedsTokenLimit(err.message);
+      const status = s !== undefined && s >= 400 && s < 500 && s !== 429 && !tooLargeForTpm ? s : 400;
       return new GatewayError(status, 'invalid_request', err.message, err.param ?? null);
     }
   }
