@@ -35,6 +35,17 @@ describe('reasoning_effort → Anthropic thinking', () => {
     expect(convert({ reasoning_effort: 'low', max_tokens: 64000 }).max_tokens).toBe(64000);
   });
 
+  it('never raises max_tokens past 32,000 (Claude Opus 4’s output limit) for a budget: the budget shrinks instead', () => {
+    // 20,000 + 24,576 was 44,576: a 400 from Opus 4 and 4.1.
+    expect(convert({ reasoning_effort: 'xhigh', max_tokens: 20_000 }, 'claude-opus-4-1-20250805')).toMatchObject({
+      max_tokens: 32_000,
+      thinking: { type: 'enabled', budget_tokens: 12_000 },
+    });
+    expect(convert({ reasoning_effort: 'high', max_tokens: 15_000 })).toMatchObject({ max_tokens: 31_384, thinking: { budget_tokens: 16_384 } });
+    // At least 1024 of thinking, whatever the answer's room (a room that large keeps the client's limit).
+    expect(convert({ reasoning_effort: 'xhigh', max_tokens: 25_000 })).toMatchObject({ max_tokens: 32_000, thinking: { budget_tokens: 7_000 } });
+  });
+
   it('gives Claude 4.6 and later adaptive thinking with an effort', () => {
     expect(convert({ reasoning_effort: 'minimal' }, NEW)).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'low' } });
     expect(convert({ reasoning_effort: 'low' }, NEW).output_config).toEqual({ effort: 'low' });

@@ -14,7 +14,8 @@
  * Thinking counts against `max_tokens`, and a budget must be below it: the client's limit is
  * kept when it leaves the answer at least MIN_ANSWER_TOKENS beside the budget, else the budget
  * is added on top of it (of DEFAULT_MAX_TOKENS when the client set none), so a small limit
- * still leaves the answer the room the client asked for.
+ * still leaves the answer the room the client asked for — up to MAX_BUDGET_OUTPUT, past which
+ * the budget shrinks instead.
  *
  * With thinking on Anthropic refuses temperature other than 1 and top_p below 0.95: both are
  * dropped, as OpenAI's reasoning models ignore sampling too. Thinking is not asked for where
@@ -36,6 +37,13 @@ const SUMMARIZED_BY_DEFAULT = /claude-(?:opus|sonnet|haiku)-4-6(?!\d)/;
 /** The answer's room a client's max_tokens must leave beside the thinking budget to be kept as it is. */
 export const MIN_ANSWER_TOKENS = 1024;
 
+/**
+ * The smallest output limit of a model that takes a thinking budget (Claude Opus 4 and 4.1:
+ * 32,000; 3.7 Sonnet, Sonnet 4 and Haiku 4.5 take 64,000): a budget added on top of a large
+ * client limit may not take max_tokens past it, or Anthropic refuses the request (400).
+ */
+export const MAX_BUDGET_OUTPUT = 32_000;
+
 type AdaptiveEffort = 'low' | 'medium' | 'high' | 'max';
 
 /**
@@ -44,9 +52,17 @@ type AdaptiveEffort = 'low' | 'medium' | 'high' | 'max';
  */
 export function applyThinking(body: AnthropicRequest, effort: ReasoningEffort, model: string, clientMax: number | undefined, defaultMax: number): void {
   if (effort === 'none' || NO_THINKING.test(model) || !thinkingAllowed(body)) return;
-  const budget = THINKING_BUDGET[effort];
-  body.max_tokens = clientMax !== undefined && clientMax - budget >= MIN_ANSWER_TOKENS ? clientMax : (clientMax ?? defaultMax) + budget;
-  if (isAdaptive(model)) {
+  let budget = THINKING_BUDGET[effort];
+  const kept = clientMax !== undefined && clientMax - budget >= MIN_ANSWER_TOKENS;
+  body.max_tokens = kept ? clientMax : (clientMax ?? defaultMax) + budget;
+  const adaptive = isAdaptive(model);
+  if (!kept && !adaptive && body.max_tokens > MAX_BUDGET_OUTPUT) {
+    // The answer keeps its room; the thinking takes what is left under the limit (never under
+    // 1024: an answer room that large was kept above, budget and all).
+    budget = Math.max(THINKING_BUDGET.minimal, MAX_BUDGET_OUTPUT - (clientMax ?? defaultMax));
+    body.max_tokens = (clientMax ?? defaultMax) + budget;
+  }
+  if (adaptive) {
     // Opus 4.7 and later, Mythos and Fable omit the thinking text unless asked (`display`): no
     // reasoning_content came back, and a stream thought in silence until the first-token limit failed it.
     // The 4.6 models summarize by default: asked for nothing they might not know.
