@@ -40,6 +40,13 @@ describe('reasoning_effort → Gemini thinkingConfig', () => {
     expect(thinkingConfigOf('none', 'gemini-flash-latest')).toBeUndefined();
   });
 
+  it('gives the models that never think nothing, which they would refuse: Gemma, speech, embeddings, 2.x image models', () => {
+    for (const model of ['gemma-3-27b-it', 'gemini-2.5-flash-preview-tts', 'gemini-embedding-001', 'gemini-2.5-flash-image', 'gemini-2.0-flash-preview-image-generation']) {
+      expect(thinkingConfigOf('high', model)).toBeUndefined();
+      expect(thinkingConfigOf('none', model)).toBeUndefined();
+    }
+  });
+
   it('goes beside the other generation settings', () => {
     expect(convert({ reasoning_effort: 'high', max_tokens: 50 }, 'gemini-3-flash-preview').generationConfig).toEqual({
       maxOutputTokens: 50,

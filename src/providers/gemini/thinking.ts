@@ -9,7 +9,8 @@
  *   gets its minimum, 128.
  * - A name without a version (`gemini-flash-latest`) gets a budget, which Gemini 3 still takes,
  *   and nothing for `none` (0 is refused by models that always think). Models before 2.5 do not
- *   think: they get no thinkingConfig, which they would refuse.
+ *   think: they get no thinkingConfig, which they would refuse; nor do Gemma, the speech and
+ *   embedding models, or the 2.x image models (NEVER_THINKS).
  *
  * Any effort but `none` sets `includeThoughts`, so thought summaries come back (as parts marked
  * `thought: true`, which the response converters give as reasoning_content).
@@ -22,10 +23,19 @@ const PRO_25_MIN_BUDGET = 128;
 
 const VERSION = /gemini-(\d+)(?:\.(\d+))?/;
 
+/**
+ * Models served by the same API that do not think, and refuse a thinkingConfig (a 400 a
+ * single-deployment alias passed on): Gemma, speech, embeddings, and 2.x's image models.
+ */
+const NEVER_THINKS = /gemma|tts|embedding/;
+const IMAGE = /image/;
+
 export function thinkingConfigOf(effort: ReasoningEffort, model: string): GeminiThinkingConfig | undefined {
+  if (NEVER_THINKS.test(model)) return undefined;
   const m = VERSION.exec(model);
   const major = m ? Number(m[1]) : undefined;
   const minor = m?.[2] === undefined ? 0 : Number(m[2]);
+  if (IMAGE.test(model) && (major === undefined || major < 3)) return undefined;
   const flash = model.includes('flash');
   if (major !== undefined && major >= 3) {
     if (effort === 'none') return { thinkingLevel: flash ? 'MINIMAL' : 'LOW' };
