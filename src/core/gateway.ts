@@ -118,6 +118,8 @@ function countedUsage(response: ChatCompletion, promptTokens: number): Usage {
   for (const c of Array.isArray(response.choices) ? response.choices : []) {
     const m = c?.message;
     if (typeof m?.content === 'string') tokens += textTokens(m.content);
+    // Reasoning is generated (and billed) as the answer is.
+    if (typeof m?.reasoning_content === 'string') tokens += textTokens(m.reasoning_content);
     for (const t of Array.isArray(m?.tool_calls) ? m.tool_calls : []) tokens += callTokens((t as { function?: unknown } | null)?.function);
     // A legacy function_call is generated as a tool call is.
     tokens += callTokens(m?.function_call);

@@ -51,6 +51,16 @@ describe('StreamTally', () => {
     expect(t.usage()).toEqual({ prompt_tokens: 67, completion_tokens: 13, total_tokens: 80 });
   });
 
+  it('counts reasoning (reasoning_content or reasoning) as generated tokens when the upstream reports no usage', () => {
+    const t = new StreamTally('resp-id', 'm', 1, false);
+    t.take(chunk({ reasoning_content: 'r'.repeat(40) }));
+    t.take(chunk({ content: null, reasoning: 's'.repeat(20) }));
+    t.take(chunk({ content: 'x'.repeat(8) }, 'stop'));
+    // 40 + 20 + 8 characters, about four a token.
+    expect(t.closeAttempt(10)).toBe(27);
+    expect(t.usage()).toEqual({ prompt_tokens: 10, completion_tokens: 17, total_tokens: 27 });
+  });
+
   it('a chunk naming no model (absent or null) leaves the last model the usage chunk it builds will carry', () => {
     const t = new StreamTally('resp-id', 'm-first', 1, false);
     t.take(chunk({ content: 'a' }, null, { model: 'm-up' }));

@@ -173,7 +173,14 @@ export class StreamTally {
             content = true;
             this.toolCalls = true;
             this.countCall(fn);
-          } else if (hasReasoning(d)) reasoning = true;
+          } else {
+            const r = reasoningOf(d);
+            if (r !== undefined) {
+              reasoning = true;
+              // Generated and billed as output too: counted like content when the upstream reports no usage.
+              this.attemptTokens += textTokens(r);
+            }
+          }
         }
         // A refusal is the answer too (as at the commit point): a continuation's was dropped unseen.
         if (typeof d.refusal === 'string' && d.refusal.length > 0) content = true;
@@ -362,9 +369,10 @@ export class StreamTally {
  * `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama's /v1). Read only
  * for a chunk with no text and no call, so a text chunk never gets here.
  */
-function hasReasoning(d: ChunkChoice['delta']): boolean {
+function reasoningOf(d: ChunkChoice['delta']): string | undefined {
   const r = d as { reasoning_content?: unknown; reasoning?: unknown };
-  return (typeof r.reasoning_content === 'string' && r.reasoning_content.length > 0) || (typeof r.reasoning === 'string' && r.reasoning.length > 0);
+  if (typeof r.reasoning_content === 'string' && r.reasoning_content.length > 0) return r.reasoning_content;
+  return typeof r.reasoning === 'string' && r.reasoning.length > 0 ? r.reasoning : undefined;
 }
 
 const isCounted = (u: Usage | null | undefined): boolean =>

@@ -64,6 +64,23 @@ describe('a buffered answer without usage', () => {
     expect(t.costUsd).toBeCloseTo((t.usage.promptTokens * 1 + 10 * 2) / 1e6, 12);
   });
 
+  // Reasoning is generated and billed as output: counted as the answer's text is.
+  it('with reasoning_content, counts the reasoning too', async () => {
+    upstream = await startRawUpstream((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'up-1', choices: [{ index: 0, message: { role: 'assistant', content: TEXT, reasoning_content: TEXT + TEXT }, finish_reason: 'stop' }] }));
+    });
+    const traced: TraceRecord[] = [];
+    const bus = new EventBus();
+    bus.on('request', (t) => traced.push(t));
+    gw = await startChatOver(upstream.url, {}, { model: 'up-1' }, { bus });
+    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }) });
+    expect(res.status).toBe(200);
+    await res.text();
+    await expect.poll(() => traced.length).toBe(1);
+    expect(traced[0]!.usage.completionTokens).toBe(30);
+  });
+
   // Counted as nothing before: a legacy answer carries its call in function_call, not tool_calls.
   it('with a legacy function_call, is counted from its name and arguments', async () => {
     const call = { name: 'get_weather', arguments: '{"city":"Paris","unit":"celsius"}' }; // 11 + 33 characters: 11 tokens
