@@ -35,3 +35,16 @@ export function reasoningEffortOf(req: ChatRequest): ReasoningEffort | undefined
   if (effort == null) return undefined;
   return EFFORTS.has(effort) ? (effort as ReasoningEffort) : undefined;
 }
+
+/** The answer's room a client's max_tokens must leave beside the thinking budget to be kept as it is. */
+export const MIN_ANSWER_TOKENS = 1024;
+
+/**
+ * A client's output limit for an answer that thinks first, where the provider counts the thinking
+ * in it (Anthropic's max_tokens, Gemini's maxOutputTokens): kept when it leaves the answer
+ * MIN_ANSWER_TOKENS beside `budget`, else `budget` on top of it, so a small limit is the answer's
+ * own and the thinking does not eat it (an empty answer, cut for length).
+ */
+export function roomForThinking(clientMax: number, budget: number): number {
+  return clientMax - budget >= MIN_ANSWER_TOKENS ? clientMax : clientMax + budget;
+}

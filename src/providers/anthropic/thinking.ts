@@ -25,7 +25,7 @@
  * (Anthropic wants that turn's signed thinking blocks back, which an OpenAI client never had).
  */
 import type { ReasoningEffort, ThinkingEffort } from '../reasoning-effort.js';
-import { THINKING_BUDGET } from '../reasoning-effort.js';
+import { MIN_ANSWER_TOKENS, THINKING_BUDGET } from '../reasoning-effort.js';
 import type { AnthropicMessageParam, AnthropicRequest } from './wire.js';
 
 /** Models before extended thinking (Claude 3.7 Sonnet was the first): they refuse `thinking`. */
@@ -34,8 +34,6 @@ const NO_THINKING = /claude-(?:3-(?!7)|2|instant)/;
 /** The adaptive models whose thinking text comes without asking (`display` defaults to summarized): Claude 4.6. */
 const SUMMARIZED_BY_DEFAULT = /claude-(?:opus|sonnet|haiku)-4-6(?!\d)/;
 
-/** The answer's room a client's max_tokens must leave beside the thinking budget to be kept as it is. */
-export const MIN_ANSWER_TOKENS = 1024;
 
 /**
  * The smallest output limit of a model that takes a thinking budget (Claude Opus 4 and 4.1:

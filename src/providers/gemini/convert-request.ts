@@ -9,7 +9,7 @@ import { parseDataUrl } from '../../protocol/data-url.js';
 import { invalidRequest } from './errors.js';
 import { responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_AND_RESULT_ROLES, toolsBesideJson, type ToolSelection } from '../request-options.js';
 import { toGeminiParameters, toGeminiSchema } from './to-gemini-schema.js';
-import { reasoningEffortOf } from '../reasoning-effort.js';
+import { reasoningEffortOf, roomForThinking, THINKING_BUDGET } from '../reasoning-effort.js';
 import { thinkingConfigOf } from './thinking.js';
 import type {
   GeminiContent,
@@ -128,8 +128,12 @@ export function toGenerateContentRequest(req: ChatRequest, model = ''): Generate
   const generationConfig = toGenerationConfig(req);
   const effort = reasoningEffortOf(req);
   const thinking = effort === undefined ? undefined : thinkingConfigOf(effort, model);
-  if (thinking) out.generationConfig = { ...generationConfig, thinkingConfig: thinking };
-  else if (generationConfig) out.generationConfig = generationConfig;
+  if (thinking) {
+    out.generationConfig = { ...generationConfig, thinkingConfig: thinking };
+    // Thoughts count in maxOutputTokens: a small client limit is the answer's, the thinking goes on top.
+    const max = generationConfig?.maxOutputTokens;
+    if (max !== undefined && effort !== 'none' && effort !== undefined) out.generationConfig.maxOutputTokens = roomForThinking(max, THINKING_BUDGET[effort]);
+  } else if (generationConfig) out.generationConfig = generationConfig;
   return out;
 }
 

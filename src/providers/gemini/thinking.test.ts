@@ -47,10 +47,15 @@ describe('reasoning_effort → Gemini thinkingConfig', () => {
     }
   });
 
-  it('goes beside the other generation settings', () => {
+  it('goes beside the other generation settings, a small output limit left to the answer with the thinking on top', () => {
+    // Thoughts count in maxOutputTokens: 50 alone was spent thinking, and the answer came empty, cut for length.
     expect(convert({ reasoning_effort: 'high', max_tokens: 50 }, 'gemini-3-flash-preview').generationConfig).toEqual({
-      maxOutputTokens: 50,
+      maxOutputTokens: 50 + 16_384,
       thinkingConfig: { thinkingLevel: 'HIGH', includeThoughts: true },
     });
+    // One that leaves the answer 1024 tokens beside the thinking is kept; none asks for no room; no limit stays none.
+    expect(convert({ reasoning_effort: 'low', max_tokens: 4_000 }, 'gemini-2.5-flash').generationConfig?.maxOutputTokens).toBe(4_000);
+    expect(convert({ reasoning_effort: 'none', max_tokens: 50 }, 'gemini-2.5-flash').generationConfig?.maxOutputTokens).toBe(50);
+    expect(convert({ reasoning_effort: 'low' }, 'gemini-2.5-flash').generationConfig).not.toHaveProperty('maxOutputTokens');
   });
 });
