@@ -30,17 +30,11 @@ import { functionTable, type ByFunction } from './count-functions.js';
 import { bytesByFunction, type ProfileNode } from './heap-profile.js';
 import { runLoad } from './loadgen.js';
 import { startMock } from './mock-upstream.js';
-import { freePort, httpRequest, LABEL, pathsArg, positiveArg, startGateway, type PathName } from './paths.js';
+import { freePort, httpRequest, LABEL, loadOptions, pathsArg, positiveArg, startGateway, type PathName } from './paths.js';
 
 const { values: args } = parseArgs({
   options: {
-    paths: { type: 'string', default: 'bare,switchyard' },
-    baseline: { type: 'string' },
-    config: { type: 'string' },
-    case: { type: 'string', default: 'buffered' },
-    warmup: { type: 'string', default: '5' },
-    seconds: { type: 'string', default: '3' },
-    connections: { type: 'string', default: '8' },
+    ...loadOptions('3'),
     interval: { type: 'string', default: '1024' },
     top: { type: 'string', default: '30' },
   },

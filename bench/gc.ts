@@ -20,19 +20,9 @@ import { parseArgs } from 'node:util';
 import { chatBody, type CaseName } from './bodies.js';
 import { runLoad } from './loadgen.js';
 import { startMock } from './mock-upstream.js';
-import { freePort, httpRequest, LABEL, pathsArg, positiveArg, startGateway } from './paths.js';
+import { freePort, httpRequest, LABEL, loadOptions, pathsArg, positiveArg, startGateway } from './paths.js';
 
-const { values: args } = parseArgs({
-  options: {
-    paths: { type: 'string', default: 'bare,switchyard' },
-    baseline: { type: 'string' },
-    config: { type: 'string' },
-    case: { type: 'string', default: 'buffered' },
-    warmup: { type: 'string', default: '5' },
-    seconds: { type: 'string', default: '5' },
-    connections: { type: 'string', default: '8' },
-  },
-});
+const { values: args } = parseArgs({ options: loadOptions('5') });
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 const positive = positiveArg;

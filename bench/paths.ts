@@ -178,6 +178,22 @@ export function positiveArg(name: string, v: string | undefined): number {
   return n;
 }
 
+/**
+ * The options bench:gc and bench:alloc share (parseArgs form): which paths, a baseline
+ * checkout, a config, the case, and the load (warm-up and measured seconds, connections).
+ */
+export function loadOptions(seconds: string) {
+  return {
+    paths: { type: 'string', default: 'bare,switchyard' },
+    baseline: { type: 'string' },
+    config: { type: 'string' },
+    case: { type: 'string', default: 'buffered' },
+    warmup: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: seconds },
+    connections: { type: 'string', default: '8' },
+  } as const;
+}
+
 /** `--paths` as a list of known paths; `baseline` needs `--baseline DIR`. */
 export function pathsArg(list: string, baseline: string | undefined): PathName[] {
   const paths = list.split(',') as PathName[];
