@@ -30,7 +30,7 @@ import { functionTable, type ByFunction } from './count-functions.js';
 import { bytesByFunction, type ProfileNode } from './heap-profile.js';
 import { runLoad } from './loadgen.js';
 import { startMock } from './mock-upstream.js';
-import { freePort, httpRequest, LABEL, loadOptions, pathsArg, positiveArg, startGateway, type PathName } from './paths.js';
+import { freePort, httpRequest, LABEL, loadOptions, pathsArg, positiveArg, startGateway, unpinnedGateway, type PathName } from './paths.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -66,15 +66,7 @@ async function main(): Promise<void> {
   try {
     for (const name of paths) {
       const port = await freePort();
-      const g = await startGateway(name, {
-        root: ROOT,
-        mockPort,
-        port,
-        cpu: null,
-        logDir,
-        config: args.config ? resolve(args.config) : undefined,
-        baselineRoot: args.baseline ? resolve(args.baseline) : undefined,
-      });
+      const g = await startGateway(name, unpinnedGateway(args, { root: ROOT, mockPort, port, logDir }));
       try {
         const request = httpRequest(g, port, chatBody(CASE, g.model));
         const spec = (seconds: number) => ({ port, request, connections, durationMs: seconds * 1000, stream });

@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { chatBody, type CaseName } from './bodies.js';
 import { runLoad } from './loadgen.js';
 import { startMock } from './mock-upstream.js';
-import { freePort, httpRequest, LABEL, loadOptions, pathsArg, positiveArg, startGateway } from './paths.js';
+import { freePort, httpRequest, LABEL, loadOptions, pathsArg, positiveArg, startGateway, unpinnedGateway } from './paths.js';
 
 const { values: args } = parseArgs({ options: loadOptions('5') });
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -69,16 +69,7 @@ async function main(): Promise<void> {
   try {
     for (const name of paths) {
       const port = await freePort();
-      const g = await startGateway(name, {
-        root: ROOT,
-        mockPort,
-        port,
-        cpu: null,
-        logDir,
-        nodeFlags: ['--trace-gc-nvp'],
-        config: args.config ? resolve(args.config) : undefined,
-        baselineRoot: args.baseline ? resolve(args.baseline) : undefined,
-      });
+      const g = await startGateway(name, unpinnedGateway(args, { root: ROOT, mockPort, port, logDir }, ['--trace-gc-nvp']));
       try {
         const request = httpRequest(g, port, chatBody(CASE, g.model));
         const spec = (seconds: number) => ({ port, request, connections, durationMs: seconds * 1000, stream });

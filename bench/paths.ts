@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 export type PathName = 'bare' | 'parsing' | 'switchyard' | 'portkey' | 'baseline';
 export const PATHS: PathName[] = ['bare', 'parsing', 'switchyard', 'portkey'];
@@ -176,6 +176,24 @@ export function positiveArg(name: string, v: string | undefined): number {
   const n = Number(v);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got '${v}'`);
   return n;
+}
+
+/**
+ * startGateway's options for a script run with loadOptions' arguments: unpinned, the `--config`
+ * and `--baseline` given, and `nodeFlags` for the gateway's node.
+ */
+export function unpinnedGateway(
+  args: { config?: string; baseline?: string },
+  where: { root: string; mockPort: number; port: number; logDir: string },
+  nodeFlags?: string[],
+): StartGatewayOptions {
+  return {
+    ...where,
+    cpu: null,
+    nodeFlags,
+    config: args.config ? resolve(args.config) : undefined,
+    baselineRoot: args.baseline ? resolve(args.baseline) : undefined,
+  };
 }
 
 /**
