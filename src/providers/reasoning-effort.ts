@@ -29,11 +29,19 @@ export const THINKING_BUDGET: Readonly<Record<ThinkingEffort, number>> = {
   xhigh: 24576,
 };
 
-/** The request's effort, or undefined when it has none (or one this table does not know). One property read when absent. */
+/**
+ * The request's effort, or undefined when it has none (or one this table does not know). One
+ * property read when absent. A request that ends with an assistant message continues that text
+ * (a prefill, as stream resume sends): it gets `none`, the least thinking the provider allows.
+ * Thinking again there cost time and tokens for reasoning the continuation never returns (a
+ * resumed stream's client has its reasoning already), and Anthropic refuses thinking beside a
+ * prefill anyway.
+ */
 export function reasoningEffortOf(req: ChatRequest): ReasoningEffort | undefined {
   const effort = req.reasoning_effort;
-  if (effort == null) return undefined;
-  return EFFORTS.has(effort) ? (effort as ReasoningEffort) : undefined;
+  if (effort == null || !EFFORTS.has(effort)) return undefined;
+  const last = req.messages[req.messages.length - 1];
+  return last?.role === 'assistant' && !last.tool_calls?.length ? 'none' : (effort as ReasoningEffort);
 }
 
 /** The answer's room a client's max_tokens must leave beside the thinking budget to be kept as it is. */

@@ -47,6 +47,11 @@ describe('reasoning_effort → Gemini thinkingConfig', () => {
     }
   });
 
+  it('asks a continuation (an assistant prefill, as stream resume sends) for the least thinking', () => {
+    const resumed = convert({ reasoning_effort: 'high', messages: [{ role: 'user', content: 'count' }, { role: 'assistant', content: 'one two' }] }, 'gemini-2.5-flash');
+    expect(resumed.generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 0 } });
+  });
+
   it('goes beside the other generation settings, a small output limit left to the answer with the thinking on top', () => {
     // Thoughts count in maxOutputTokens: 50 alone was spent thinking, and the answer came empty, cut for length.
     expect(convert({ reasoning_effort: 'high', max_tokens: 50 }, 'gemini-3-flash-preview').generationConfig).toEqual({
