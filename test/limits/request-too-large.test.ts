@@ -68,11 +68,14 @@ const ask = (model: string, maxTokens: number) =>
     body: JSON.stringify({ model, max_tokens: maxTokens, messages: [{ role: 'user', content: 'hi' }] }),
   });
 
+/** The two ways upstreams say it: OpenAI's 429, Groq's 413. */
+const TOO_LARGE_ANSWERS: [string, number, string][] = [
+  ['OpenAI, 429', 429, TOO_LARGE],
+  ['Groq, 413', 413, GROQ_TOO_LARGE],
+];
+
 describe('a 429 saying one request is larger than the deployment’s tpm', () => {
-  it.each([
-    ['OpenAI, 429', 429, TOO_LARGE],
-    ['Groq, 413', 413, GROQ_TOO_LARGE],
-  ])('(%s) moves on to the next candidate, without cooling down or failing the deployment, and gives its tokens back', async (_name, status, body) => {
+  it.each(TOO_LARGE_ANSWERS)('(%s) moves on to the next candidate, without cooling down or failing the deployment, and gives its tokens back', async (_name, status, body) => {
     const big = { n: 0 };
     const small = await refusing(status, body, big);
     const large = await serving();
@@ -107,10 +110,7 @@ describe('a 429 saying one request is larger than the deployment’s tpm', () =>
     await r3.text();
   });
 
-  it.each([
-    ['OpenAI, 429', 429, TOO_LARGE],
-    ['Groq, 413', 413, GROQ_TOO_LARGE],
-  ])('(%s) is a 400 invalid_request when no candidate is left, with the upstream’s message', async (_name, status, body) => {
+  it.each(TOO_LARGE_ANSWERS)('(%s) is a 400 invalid_request when no candidate is left, with the upstream’s message', async (_name, status, body) => {
     const big = { n: 0 };
     const small = await refusing(status, body, big);
     gw = await startGateway(

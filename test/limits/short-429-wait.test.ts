@@ -7,7 +7,7 @@
  * rate-limit headers of the spent limit; one beyond the budget is still a 503 at once.
  */
 import { describe, expect, it } from 'vitest';
-import { closeAfterEach, openaiProvider, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { closeAfterEach, startChatOver, type TestGateway } from '../helpers/gateway.js';
 import { completionText, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { VirtualClock } from '../helpers/virtual-clock.js';
 
@@ -35,7 +35,7 @@ async function refusingOnce(headers: Record<string, string>, body: unknown): Pro
 async function askWhileTimePasses(clock: VirtualClock): Promise<{ res: Response; waitedMs: number }> {
   const t0 = clock.now();
   let done = false;
-  const p = fetch(`${gw!.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }) }).finally(() => (done = true));
+  const p = ask().finally(() => (done = true));
   await expect.poll(() => upstream!.hits.length).toBe(1);
   for (let i = 0; i < 100 && !done; i++) {
     await new Promise((r) => setTimeout(r, 5));
@@ -44,16 +44,13 @@ async function askWhileTimePasses(clock: VirtualClock): Promise<{ res: Response;
   return { res: await p, waitedMs: clock.now() - t0 };
 }
 
-async function start(clock: VirtualClock): Promise<void> {
-  gw = await startGateway(
-    {
-      resilience: { maxRetries: 0, throttleMaxWaitMs: 2_000, cooldownMs: 60_000 },
-      providers: [openaiProvider('up', upstream!.url)],
-      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
-    },
-    { clock },
-  );
+/** The gateway over `upstream` (alias `chat`), on `clock`, with these resilience settings. */
+async function start(clock: VirtualClock, resilience: Record<string, unknown> = { maxRetries: 0, throttleMaxWaitMs: 2_000, cooldownMs: 60_000 }): Promise<void> {
+  gw = await startChatOver(upstream!.url, { resilience }, {}, { clock });
 }
+
+/** One chat request to the gateway. */
+const ask = () => fetch(`${gw!.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }) });
 
 describe('a short upstream 429 with no other candidate', () => {
   it.each([
@@ -78,7 +75,7 @@ describe('a short upstream 429 with no other candidate', () => {
     const clock = new VirtualClock();
     await start(clock);
     const t0 = clock.now();
-    const res = await fetch(`${gw!.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }) });
+    const res = await ask();
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('3');
     await res.text();
@@ -90,15 +87,7 @@ describe('a short upstream 429 with no other candidate', () => {
 it('a request arriving while another waits out a short 429 waits for the deployment too, rather than meeting a cooldown (503)', async () => {
   upstream = await refusingOnce({ 'retry-after': '1' }, RATE);
   const clock = new VirtualClock();
-  gw = await startGateway(
-    {
-      resilience: { maxRetries: 1, throttleMaxWaitMs: 2_000, cooldownMs: 60_000 },
-      providers: [openaiProvider('up', upstream.url)],
-      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
-    },
-    { clock },
-  );
-  const ask = () => fetch(`${gw!.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }) });
+  await start(clock, { maxRetries: 1, throttleMaxWaitMs: 2_000, cooldownMs: 60_000 });
   let settled = 0;
   const first = ask().finally(() => settled++);
   await expect.poll(() => upstream!.hits.length).toBe(1);
@@ -138,15 +127,7 @@ it('after a 429 wait, one request goes first and the others once it was answered
     else held.push(res);
   });
   const clock = new VirtualClock();
-  gw = await startGateway(
-    {
-      resilience: { maxRetries: 0, throttleMaxWaitMs: 5_000, cooldownMs: 60_000 },
-      providers: [openaiProvider('up', upstream.url)],
-      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
-    },
-    { clock },
-  );
-  const ask = () => fetch(`${gw!.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }) });
+  await start(clock, { maxRetries: 0, throttleMaxWaitMs: 5_000, cooldownMs: 60_000 });
   const first = ask();
   await expect.poll(() => upstream!.hits.length).toBe(1);
   // Two more arrive while the deployment is held for the Retry-After.
