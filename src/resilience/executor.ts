@@ -104,8 +104,8 @@ export interface ChainOptions {
   keepScope?: boolean;
   /** Internal: capacity already reserved (after a wait) for the chain's only candidate. */
   reserved?: Lease;
-  /** Internal: this chain already waited for capacity once. */
-  waited?: boolean;
+  /** Internal: the waits for capacity this request already made (none when absent); see MAX_WAITS. */
+  waits?: number;
   /** Stream resume: a candidate that rejects the request is skipped, not the answer. */
   failFastAsFailover?: boolean;
   /** Upstream calls an attempt on `d` makes, when not one (embeddings sent in batches): pacing counts each. */
@@ -113,6 +113,17 @@ export interface ChainOptions {
 }
 
 const SKIP_LABEL = { cooldown: 'cooling down', circuit_open: 'circuit open', throttled: 'throttled' } as const;
+
+/**
+ * Waits for capacity one request makes at most. A wait can end in another short 429 (the
+ * upstream's window was fuller than our pacing knew) and that is worth waiting out again: a
+ * free tier's limit should not reach the client as a 503 while its deadline leaves time. But
+ * an upstream that answers every request so (a limit shared with other clients, a window it
+ * never reports) would keep the request waiting and asking each second until its deadline:
+ * the cap ends that with a 503 and Retry-After. Each wait is bounded by throttleMaxWaitMs and
+ * the deadline on its own (limits/gate.ts).
+ */
+const MAX_WAITS = 3;
 
 export class Executor {
   constructor(private readonly deps: ExecutorDeps) {}
@@ -287,7 +298,7 @@ export class Executor {
           // deployment throttled and wait for it, where a cooldown refused them (503) if it was their
           // only candidate; this one, if it does not retry and no other candidate serves, waits too (below).
           const held = decision.throttle === true && this.holdFor(d, decision.cooldownMs);
-          if (held && decision.next !== 'retry' && !opts.waited) {
+          if (held && decision.next !== 'retry' && (opts.waits ?? 0) < MAX_WAITS) {
             skippedThrottled = true;
             throttled.push(cand);
           } else if (!held && decision.cooldownMs > 0) health.cooldown(d.stateKey, decision.cooldownMs, err.category, err.message);
@@ -333,7 +344,7 @@ export class Executor {
       else retryAt = Math.min(retryAt, candidateRetryAt);
     }
 
-    if (throttled.length > 0 && this.deps.gate?.wait && !opts.waited) {
+    if (throttled.length > 0 && this.deps.gate?.wait && (opts.waits ?? 0) < MAX_WAITS) {
       // Nobody could serve right now, but some only lacked local capacity: wait for the earliest.
       // A candidate served after the wait may refuse on content policy too: it moves to the fallbacks then, unless they are where it came from.
       const waited = await this.waitForCapacity(run, throttled, attempt, policyError === undefined ? opts : { ...opts, contentPolicyChain: undefined });
@@ -371,9 +382,10 @@ export class Executor {
     });
     run.waitedMs += performance.now() - w0;
     if (!('candidate' in got)) return got;
-    // Capacity is reserved: run just that candidate through the ordinary loop.
+    // Capacity is reserved: run just that candidate through the ordinary loop. Held again (a short
+    // 429) or throttled, it waits again from there, while MAX_WAITS allows.
     try {
-      return await this.run(run, [got.candidate], attempt, { ...opts, reserved: got.lease, waited: true });
+      return await this.run(run, [got.candidate], attempt, { ...opts, reserved: got.lease, waits: (opts.waits ?? 0) + 1 });
     } catch (err) {
       // It was sent and refused for now (a 429 with a long Retry-After, a breaker it opened): when it
       // said it is back, not "in a second".
