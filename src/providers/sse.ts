@@ -35,6 +35,10 @@ export interface SseEvent {
 
 export class SseParser {
   readonly events: SseEvent[] = [];
+  /** `events`, by the name a TranslatedChunkStream reads. */
+  get items(): SseEvent[] {
+    return this.events;
+  }
   private buf = '';
   /** `buf` ends with a CR held back as the possible first half of a CRLF. */
   private heldCR = false;
@@ -124,6 +128,10 @@ export class SseParser {
 /** Newline-delimited JSON (Ollama's native streams): one complete line per item. */
 export class NdjsonParser {
   readonly lines: string[] = [];
+  /** `lines`, by the name a TranslatedChunkStream reads. */
+  get items(): string[] {
+    return this.lines;
+  }
   private buf = '';
 
   /** As SseParser.push: a line still open is not searched again, and one past MAX_EVENT_CHARS throws. */

@@ -9,55 +9,23 @@
  * (null here: Cohere sends neither), and the role chunk `refusal: null`.
  */
 import { SseParser, type SseEvent } from '../sse.js';
-import type { ChunkStream, UpstreamHeaders } from '../types.js';
+import type { UpstreamHeaders } from '../types.js';
+import { TranslatedChunkStream, type StreamTranslator } from '../translated-stream.js';
 import type { ChatCompletionChunk, ChunkChoice, ChunkDelta, FinishReason, Usage } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { cohereGenerationError, cohereUsage, mapCohereFinishReason, stringOr } from './response.js';
 import type { CohereStreamEvent } from './wire.js';
 import { nativeChoice, nativeChunk, roleDelta } from '../native-chunk.js';
 
-export class CohereChunkStream implements ChunkStream {
-  malformed = 0;
-
-  constructor(
-    readonly headers: UpstreamHeaders,
-    private readonly pieces: AsyncIterable<string>,
-    private readonly model: string,
-    private readonly created: number,
-    /** Used until `message-start` names the message. */
-    private readonly fallbackId: string,
-    /** For a tool call that came without an id. */
-    private readonly newToolId: () => string,
-  ) {}
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<ChatCompletionChunk> {
-    const t = new CohereTranslator(this.model, this.created, this.fallbackId, this.newToolId);
-    const parser = new SseParser();
-    const events = parser.events;
-    const out: ChatCompletionChunk[] = [];
-    for await (const text of this.pieces) {
-      parser.push(text);
-      for (let i = 0; i < events.length && !t.done; i++) this.malformed += t.push(events[i]!, out);
-      events.length = 0;
-      for (let i = 0; i < out.length; i++) yield out[i]!;
-      out.length = 0;
-      if (t.error) throw t.error;
-      if (t.done) break;
-    }
-    if (!t.done) {
-      parser.end();
-      for (let i = 0; i < events.length && !t.done; i++) this.malformed += t.push(events[i]!, out);
-      for (const c of out) yield c;
-      if (t.error) throw t.error;
-    }
-    if (!t.finished) {
-      throw new UpstreamError({ category: 'network', message: 'cohere stream ended before message-end' });
-    }
+/** `fallbackId`: used until `message-start` names the message; `newToolId`: for a tool call that came without one. */
+export class CohereChunkStream extends TranslatedChunkStream<SseEvent> {
+  constructor(headers: UpstreamHeaders, pieces: AsyncIterable<string>, model: string, created: number, fallbackId: string, newToolId: () => string) {
+    super(headers, pieces, new SseParser(), new CohereTranslator(model, created, fallbackId, newToolId), 'cohere stream ended before message-end');
   }
 }
 
 /** Stateful event → chunk translation; `push` returns 1 for a malformed event. */
-export class CohereTranslator {
+export class CohereTranslator implements StreamTranslator<SseEvent> {
   finished = false;
   /** `[DONE]` seen, or a failed generation's end: nothing more to read. */
   done = false;

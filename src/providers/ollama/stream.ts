@@ -8,7 +8,8 @@
  * (null here: Ollama sends neither), and the role chunk `refusal: null`.
  */
 import { NdjsonParser } from '../sse.js';
-import type { ChunkStream, UpstreamHeaders } from '../types.js';
+import type { UpstreamHeaders } from '../types.js';
+import { TranslatedChunkStream, type StreamTranslator } from '../translated-stream.js';
 import type { ChatCompletionChunk, ChunkChoice, ChunkDelta, FinishReason, Usage } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { categorizeWithoutStatus } from '../../resilience/classify.js';
@@ -16,44 +17,14 @@ import { mapOllamaDoneReason, ollamaToolCalls, ollamaUsage } from './response.js
 import type { OllamaChatResponse } from './wire.js';
 import { nativeChoice, nativeChunk, roleDelta } from '../native-chunk.js';
 
-export class OllamaChunkStream implements ChunkStream {
-  malformed = 0;
-
-  constructor(
-    readonly headers: UpstreamHeaders,
-    private readonly pieces: AsyncIterable<string>,
-    private readonly model: string,
-    private readonly created: number,
-    private readonly id: string,
-    private readonly newToolId: () => string,
-  ) {}
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<ChatCompletionChunk> {
-    const t = new OllamaTranslator(this.model, this.created, this.id, this.newToolId);
-    const parser = new NdjsonParser();
-    const lines = parser.lines;
-    const out: ChatCompletionChunk[] = [];
-    for await (const text of this.pieces) {
-      parser.push(text);
-      for (let i = 0; i < lines.length && !t.stopped; i++) this.malformed += t.push(lines[i]!, out);
-      lines.length = 0;
-      for (let i = 0; i < out.length; i++) yield out[i]!;
-      out.length = 0;
-      if (t.error) throw t.error;
-      if (t.finished) return;
-    }
-    parser.end();
-    for (let i = 0; i < lines.length && !t.stopped; i++) this.malformed += t.push(lines[i]!, out);
-    for (const c of out) yield c;
-    if (t.error) throw t.error;
-    if (!t.finished) {
-      throw new UpstreamError({ category: 'network', message: 'ollama stream ended before done' });
-    }
+export class OllamaChunkStream extends TranslatedChunkStream<string> {
+  constructor(headers: UpstreamHeaders, pieces: AsyncIterable<string>, model: string, created: number, id: string, newToolId: () => string) {
+    super(headers, pieces, new NdjsonParser(), new OllamaTranslator(model, created, id, newToolId), 'ollama stream ended before done');
   }
 }
 
 /** Stateful line → chunk translation; `push` returns 1 for a malformed line. */
-export class OllamaTranslator {
+export class OllamaTranslator implements StreamTranslator<string> {
   finished = false;
   /** An error line: thrown once the chunks before it have been yielded. */
   error: UpstreamError | undefined;
@@ -67,7 +38,8 @@ export class OllamaTranslator {
     private readonly newToolId: () => string,
   ) {}
 
-  get stopped(): boolean {
+  /** Finished or failed: an Ollama stream ends with its `done` line. */
+  get done(): boolean {
     return this.finished || this.error !== undefined;
   }
 
