@@ -7,6 +7,7 @@
 import { categorize, errorFromResponse, parseErrorBody } from '../../resilience/classify.js';
 import { UpstreamError, type ErrorCategory } from '../../resilience/upstream-error.js';
 import type { UpstreamHeaders } from '../types.js';
+import { recategorized } from '../recategorized.js';
 
 /** The HTTP status each documented Anthropic error type is sent with. */
 const STATUS_OF_TYPE: Readonly<Record<string, number>> = {
@@ -44,16 +45,8 @@ export function anthropicErrorFromResponse(
 ): UpstreamError {
   const err = errorFromResponse(status, bodyText, headers, now);
   const category = override(status, err.providerCode, err.message);
-  if (category === undefined || category === err.category) return err;
-  return new UpstreamError({
-    category,
-    status,
-    message: err.message,
-    providerCode: err.providerCode,
-    retryAfterMs: err.retryAfterMs,
-    headers,
-    param: err.param,
-  });
+  // errorFromResponse keeps `status` and `headers` as given.
+  return category === undefined || category === err.category ? err : recategorized(err, category);
 }
 
 /**

@@ -5,6 +5,7 @@
  * (not the request's fault: `network`, so another attempt may serve it).
  */
 import { UpstreamError, type ErrorCategory } from '../../resilience/upstream-error.js';
+import { recategorized } from '../recategorized.js';
 
 export function fixCohereError<E extends Error>(err: E): E | UpstreamError {
   if (!(err instanceof UpstreamError)) return err;
@@ -12,13 +13,5 @@ export function fixCohereError<E extends Error>(err: E): E | UpstreamError {
   if (err.status === 498) category = 'auth';
   else if (err.status === 499) category = 'network';
   if (category === undefined || category === err.category) return err;
-  return new UpstreamError({
-    category,
-    message: err.message,
-    status: err.status,
-    providerCode: err.providerCode,
-    retryAfterMs: err.retryAfterMs,
-    headers: err.headers,
-    param: err.param,
-  });
+  return recategorized(err, category);
 }

@@ -5,16 +5,9 @@
  * try pulling it first" is already `not_found`.)
  */
 import { UpstreamError } from '../../resilience/upstream-error.js';
+import { recategorized } from '../recategorized.js';
 
 export function fixOllamaError<E extends Error>(err: E): E | UpstreamError {
   if (!(err instanceof UpstreamError) || err.status !== 503 || err.category === 'overloaded') return err;
-  return new UpstreamError({
-    category: 'overloaded',
-    message: err.message,
-    status: err.status,
-    providerCode: err.providerCode,
-    retryAfterMs: err.retryAfterMs,
-    headers: err.headers,
-    param: err.param,
-  });
+  return recategorized(err, 'overloaded');
 }
