@@ -3,6 +3,7 @@
  * `invalid_request` UpstreamError for what Cohere cannot express.
  */
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat } from '../../protocol/openai.js';
+import { contentText } from '../content-text.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_AND_RESULT_ROLES, toolsBesideJson, withToolCallIds } from '../request-options.js';
 import { reasoningEffortOf } from '../reasoning-effort.js';
@@ -56,12 +57,12 @@ function toCohereMessage(m: ChatMessage, i: number): CohereMessage {
   switch (m.role) {
     case 'system':
     case 'developer':
-      return { role: 'system', content: textOf(m.content) };
+      return { role: 'system', content: contentText(m.content) };
     case 'user':
       return { role: 'user', content: typeof m.content === 'string' ? m.content : userParts(m.content, i) };
     case 'assistant': {
       const msg: CohereMessage & { role: 'assistant' } = { role: 'assistant' };
-      const text = textOf(m.content);
+      const text = contentText(m.content);
       if (m.tool_calls && m.tool_calls.length > 0) {
         msg.tool_calls = m.tool_calls.map((c) => ({
           id: c.id,
@@ -76,10 +77,10 @@ function toCohereMessage(m: ChatMessage, i: number): CohereMessage {
       return msg;
     }
     case 'tool':
-      return { role: 'tool', tool_call_id: m.tool_call_id ?? '', content: textOf(m.content) };
+      return { role: 'tool', tool_call_id: m.tool_call_id ?? '', content: contentText(m.content) };
     case 'function':
       // Legacy OpenAI function results: the function name is the only link to the call.
-      return { role: 'tool', tool_call_id: m.name ?? '', content: textOf(m.content) };
+      return { role: 'tool', tool_call_id: m.name ?? '', content: contentText(m.content) };
     default:
       throw invalid(`cohere does not support messages with role "${String(m.role)}"`, `messages[${i}].role`);
   }
@@ -95,15 +96,6 @@ function userParts(content: ContentPart[] | null | undefined, i: number): (Coher
     }
     throw invalid(`cohere does not support "${p.type}" content parts`, `messages[${i}].content[${j}]`);
   });
-}
-
-/** Text parts concatenated; other parts cannot occur outside user messages. */
-function textOf(content: string | ContentPart[] | null | undefined): string {
-  if (typeof content === 'string') return content;
-  if (!content) return '';
-  let text = '';
-  for (const p of content) if (p.type === 'text') text += (p as { text: string }).text;
-  return text;
 }
 
 function toCohereTool(t: FunctionTool): CohereTool {

@@ -3,7 +3,8 @@
  * `invalid_request` UpstreamError for what Ollama cannot take (image URLs:
  * Ollama wants the bytes, and the gateway does not fetch on a client's behalf).
  */
-import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat } from '../../protocol/openai.js';
+import type { ChatMessage, ChatRequest, FunctionTool, ResponseFormat } from '../../protocol/openai.js';
+import { contentText } from '../content-text.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { OllamaChatRequest, OllamaMessage, OllamaOptions, OllamaTool, OllamaToolCall } from './wire.js';
 import { parseDataUrl } from '../../protocol/data-url.js';
@@ -57,7 +58,7 @@ function toOllamaMessage(m: ChatMessage, i: number, toolNames: Map<string, strin
   switch (m.role) {
     case 'system':
     case 'developer':
-      return { role: 'system', content: textOf(m.content) };
+      return { role: 'system', content: contentText(m.content) };
     case 'user': {
       if (typeof m.content === 'string') return { role: 'user', content: m.content };
       let content = '';
@@ -72,7 +73,7 @@ function toOllamaMessage(m: ChatMessage, i: number, toolNames: Map<string, strin
       return images ? { role: 'user', content, images } : { role: 'user', content };
     }
     case 'assistant': {
-      const msg: OllamaMessage = { role: 'assistant', content: textOf(m.content) };
+      const msg: OllamaMessage = { role: 'assistant', content: contentText(m.content) };
       if (m.tool_calls && m.tool_calls.length > 0) {
         msg.tool_calls = m.tool_calls.map((c, index): OllamaToolCall => {
           toolNames.set(c.id, c.function.name);
@@ -85,7 +86,7 @@ function toOllamaMessage(m: ChatMessage, i: number, toolNames: Map<string, strin
     case 'function': {
       const id = m.tool_call_id ?? '';
       const name = m.role === 'function' ? m.name : toolNames.get(id) ?? m.name;
-      const msg: OllamaMessage = { role: 'tool', content: textOf(m.content) };
+      const msg: OllamaMessage = { role: 'tool', content: contentText(m.content) };
       if (name) msg.tool_name = name;
       if (id) msg.tool_call_id = id;
       return msg;
@@ -117,14 +118,6 @@ function parseArguments(args: string, param: string): Record<string, unknown> {
     throw invalid('ollama needs tool-call arguments that are a JSON object', param);
   }
   return value as Record<string, unknown>;
-}
-
-function textOf(content: string | ContentPart[] | null | undefined): string {
-  if (typeof content === 'string') return content;
-  if (!content) return '';
-  let text = '';
-  for (const p of content) if (p.type === 'text') text += (p as { text: string }).text;
-  return text;
 }
 
 function toOllamaTool(t: FunctionTool): OllamaTool {
