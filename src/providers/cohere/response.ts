@@ -6,6 +6,7 @@ import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../protoc
 import { categorizeWithoutStatus } from '../../resilience/classify.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { CohereChatResponse, CohereUsage } from './wire.js';
+import { nativeCompletion, nativeMessage } from '../native-completion.js';
 
 export function mapCohereFinishReason(reason: unknown): FinishReason {
   switch (reason) {
@@ -79,29 +80,9 @@ export function fromCohereResponse(value: unknown, model: string, created: numbe
       function: { name: stringOr(c.function?.name), arguments: stringOr(c.function?.arguments) },
     }));
   }
-  const completion: ChatCompletion = {
-    id: value.id,
-    object: 'chat.completion',
-    created,
-    model,
-    choices: [
-      {
-        index: 0,
-        message: toolCalls
-          ? { role: 'assistant', content: text.length > 0 ? text : null, tool_calls: toolCalls, refusal: null }
-          : { role: 'assistant', content: text, refusal: null },
-        logprobs: null,
-        finish_reason: mapCohereFinishReason(value.finish_reason),
-      },
-    ],
-    // OpenAI sends it with every answer; Cohere has no fingerprint to give.
-    system_fingerprint: null,
-  };
   // A reasoning model's thinking content: reasoning beside the answer.
-  if (reasoning) completion.choices[0]!.message.reasoning_content = reasoning;
-  const usage = cohereUsage(value.usage);
-  if (usage) completion.usage = usage;
-  return completion;
+  const message = nativeMessage(text, toolCalls, reasoning);
+  return nativeCompletion(value.id, created, model, message, mapCohereFinishReason(value.finish_reason), cohereUsage(value.usage));
 }
 
 function isCohereChatResponse(v: unknown): v is CohereChatResponse {

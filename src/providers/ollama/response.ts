@@ -7,6 +7,7 @@ import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../protoc
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { OllamaChatResponse } from './wire.js';
 import { toolArgumentsJson } from '../tool-arguments.js';
+import { nativeCompletion, nativeMessage } from '../native-completion.js';
 
 export function mapOllamaDoneReason(reason: unknown): FinishReason {
   return reason === 'length' ? 'length' : 'stop';
@@ -56,29 +57,9 @@ export function fromOllamaResponse(value: unknown, model: string, created: numbe
   const msg = message;
   const text = typeof msg.content === 'string' ? msg.content : '';
   const toolCalls = ollamaToolCalls(msg.tool_calls, newToolId);
-  const completion: ChatCompletion = {
-    id,
-    object: 'chat.completion',
-    created,
-    model,
-    choices: [
-      {
-        index: 0,
-        message: toolCalls
-          ? { role: 'assistant', content: text.length > 0 ? text : null, tool_calls: toolCalls, refusal: null }
-          : { role: 'assistant', content: text, refusal: null },
-        logprobs: null,
-        finish_reason: toolCalls ? 'tool_calls' : mapOllamaDoneReason(r.done_reason),
-      },
-    ],
-    // OpenAI sends it with every answer; Ollama's native API has no fingerprint to give.
-    system_fingerprint: null,
-  };
   // A thinking model's reasoning (asked for with `think`): reasoning beside the answer.
-  if (typeof msg.thinking === 'string' && msg.thinking.length > 0) completion.choices[0]!.message.reasoning_content = msg.thinking;
-  const usage = ollamaUsage(r);
-  if (usage) completion.usage = usage;
-  return completion;
+  const answer = nativeMessage(text, toolCalls, typeof msg.thinking === 'string' ? msg.thinking : '');
+  return nativeCompletion(id, created, model, answer, toolCalls ? 'tool_calls' : mapOllamaDoneReason(r.done_reason), ollamaUsage(r));
 }
 
 function num(v: unknown): number | undefined {
