@@ -6,6 +6,8 @@
  */
 import { UpstreamError, type ErrorCategory } from '../../resilience/upstream-error.js';
 import { recategorized } from '../recategorized.js';
+import { errorFromResponse } from '../../resilience/classify.js';
+import type { ErrorMapper } from '../http.js';
 
 export function fixCohereError<E extends Error>(err: E): E | UpstreamError {
   if (!(err instanceof UpstreamError)) return err;
@@ -15,3 +17,6 @@ export function fixCohereError<E extends Error>(err: E): E | UpstreamError {
   if (category === undefined || category === err.category) return err;
   return recategorized(err, category);
 }
+
+/** Cohere's error answers: the generic reading, corrected as above. */
+export const cohereErrorFromResponse: ErrorMapper = (status, body, headers, now) => fixCohereError(errorFromResponse(status, body, headers, now));

@@ -3,8 +3,8 @@
  * from the OpenAI shapes. Thin: conversion lives in request/response/stream/
  * embeddings, error fix-ups in errors.
  */
-import { HttpUpstream, parseJsonBody } from '../http.js';
-import { errorFromResponse } from '../../resilience/classify.js';
+import { parseJsonBody, type HttpUpstream } from '../http.js';
+import { providerUpstream } from '../provider-upstream.js';
 import type {
   AdapterDeps,
   AttemptContext,
@@ -23,7 +23,7 @@ import { embedInBatches } from '../embedding-batches.js';
 
 /** /v2/embed takes at most 96 texts a call. */
 const COHERE_EMBED_BATCH = 96;
-import { fixCohereError } from './errors.js';
+import { cohereErrorFromResponse } from './errors.js';
 import { apiKeyHeader } from '../api-key-header.js';
 import { servingLegacyFunctions } from '../legacy-functions.js';
 import { firstToolCallOf, keepFirstToolCall, oneToolCallAsked } from '../first-tool-call.js';
@@ -40,13 +40,7 @@ export class CohereAdapter implements ProviderAdapter {
     readonly provider: ProviderConfig,
     private readonly deps: AdapterDeps,
   ) {
-    const auth = apiKeyHeader(provider);
-    this.http = new HttpUpstream(provider.baseUrl, {
-      connections: provider.maxConnections,
-      headers: { ...auth, ...provider.headers },
-      clock: deps.clock,
-      errorFromResponse: (status, body, headers, now) => fixCohereError(errorFromResponse(status, body, headers, now)),
-    });
+    this.http = providerUpstream(provider, deps.clock, apiKeyHeader(provider), cohereErrorFromResponse);
     this.newToolId = toolCallIdMaker(deps.random);
   }
 

@@ -4,7 +4,8 @@
  * and `:batchEmbedContents`, the key in `x-goog-api-key` — never in the URL,
  * where access logs and error messages would keep it.
  */
-import { HttpUpstream, parseJsonBody } from '../http.js';
+import { parseJsonBody, type HttpUpstream } from '../http.js';
+import { providerUpstream } from '../provider-upstream.js';
 import type {
   AdapterDeps,
   AttemptContext,
@@ -61,12 +62,7 @@ export class GeminiAdapter implements ProviderAdapter {
     readonly provider: ProviderConfig,
     deps: AdapterDeps,
   ) {
-    this.http = new HttpUpstream(provider.baseUrl || GEMINI_BASE_URL, {
-      connections: provider.maxConnections,
-      headers: { ...apiKeyHeader(provider), ...provider.headers },
-      clock: deps.clock,
-      errorFromResponse: geminiErrorFromResponse,
-    });
+    this.http = providerUpstream(provider, deps.clock, apiKeyHeader(provider), geminiErrorFromResponse, provider.baseUrl || GEMINI_BASE_URL);
     this.clock = deps.clock;
     this.newToolId = toolCallIdMaker(deps.random);
     this.prefix = /\/v1(?:alpha|beta)?\d*$/.test(this.http.basePath) ? '' : '/v1beta';

@@ -6,8 +6,13 @@
  */
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { recategorized } from '../recategorized.js';
+import { errorFromResponse } from '../../resilience/classify.js';
+import type { ErrorMapper } from '../http.js';
 
 export function fixOllamaError<E extends Error>(err: E): E | UpstreamError {
   if (!(err instanceof UpstreamError) || err.status !== 503 || err.category === 'overloaded') return err;
   return recategorized(err, 'overloaded');
 }
+
+/** Ollama's error answers: the generic reading, corrected as above. */
+export const ollamaErrorFromResponse: ErrorMapper = (status, body, headers, now) => fixOllamaError(errorFromResponse(status, body, headers, now));

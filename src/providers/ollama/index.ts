@@ -4,8 +4,8 @@
  * configured as an `openai` provider.) An `apiKey`, when set, goes as a Bearer
  * token for hosted Ollama or an authenticating proxy.
  */
-import { HttpUpstream, parseJsonBody } from '../http.js';
-import { errorFromResponse } from '../../resilience/classify.js';
+import { parseJsonBody, type HttpUpstream } from '../http.js';
+import { providerUpstream } from '../provider-upstream.js';
 import type {
   AdapterDeps,
   AttemptContext,
@@ -20,7 +20,7 @@ import { toOllamaRequest } from './request.js';
 import { fromOllamaResponse } from './response.js';
 import { OllamaChunkStream } from './stream.js';
 import { fromOllamaEmbed, toOllamaEmbed } from './embeddings.js';
-import { fixOllamaError } from './errors.js';
+import { ollamaErrorFromResponse } from './errors.js';
 import { apiKeyHeader } from '../api-key-header.js';
 import { servingLegacyFunctions } from '../legacy-functions.js';
 import { firstToolCallOf, keepFirstToolCall, oneToolCallAsked } from '../first-tool-call.js';
@@ -40,13 +40,7 @@ export class OllamaAdapter implements ProviderAdapter {
     readonly provider: ProviderConfig,
     private readonly deps: AdapterDeps,
   ) {
-    const auth = apiKeyHeader(provider);
-    this.http = new HttpUpstream(provider.baseUrl, {
-      connections: provider.maxConnections,
-      headers: { ...auth, ...provider.headers },
-      clock: deps.clock,
-      errorFromResponse: (status, body, headers, now) => fixOllamaError(errorFromResponse(status, body, headers, now)),
-    });
+    this.http = providerUpstream(provider, deps.clock, apiKeyHeader(provider), ollamaErrorFromResponse);
     this.newToolId = toolCallIdMaker(deps.random);
     this.thinkRefusals = new ThinkRefusals(deps.clock);
   }

@@ -6,7 +6,8 @@
  * streamed on (completion-stream.ts).
  */
 import { isUtf8 } from 'node:buffer';
-import { HttpUpstream, parseJsonBody, type UpstreamResponse } from '../http.js';
+import { parseJsonBody, type HttpUpstream, type UpstreamResponse } from '../http.js';
+import { providerUpstream } from '../provider-upstream.js';
 import { OpenAIChunkStream } from './stream.js';
 import { openAIErrorOf } from './errors.js';
 import { CompletionChunkStream, completionChunks, isJsonContentType } from './completion-stream.js';
@@ -68,11 +69,7 @@ export class OpenAICompatibleAdapter implements ProviderAdapter {
     deps: AdapterDeps,
     private readonly opts: OpenAICompatibleOptions,
   ) {
-    this.http = new HttpUpstream(provider.baseUrl, {
-      connections: provider.maxConnections,
-      headers: { ...opts.authHeaders, ...provider.headers },
-      clock: deps.clock,
-    });
+    this.http = providerUpstream(provider, deps.clock, opts.authHeaders);
     this.query = opts.query ? `?${opts.query}` : '';
     this.clock = deps.clock;
     this.refused = new RefusedParams(deps.clock);
