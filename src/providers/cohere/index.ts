@@ -5,14 +5,7 @@
  */
 import { parseJsonBody, type HttpUpstream } from '../http.js';
 import { providerUpstream } from '../provider-upstream.js';
-import type {
-  AdapterDeps,
-  AttemptContext,
-  ChatResult,
-  ChunkStream,
-  EmbeddingsResult,
-  ProviderAdapter,
-} from '../types.js';
+import type { AdapterDeps, AttemptContext, ChatResult, ChunkStream, EmbeddingsResult, ProviderAdapter } from '../types.js';
 import type { ProviderConfig } from '../../config/types.js';
 import type { ChatRequest, EmbeddingsRequest } from '../../protocol/openai.js';
 import { toCohereRequest } from './request.js';
@@ -20,15 +13,14 @@ import { fromCohereResponse } from './response.js';
 import { CohereChunkStream } from './stream.js';
 import { fromCohereEmbed, toCohereEmbed } from './embeddings.js';
 import { embedInBatches } from '../embedding-batches.js';
-
-/** /v2/embed takes at most 96 texts a call. */
-const COHERE_EMBED_BATCH = 96;
 import { cohereErrorFromResponse } from './errors.js';
 import { apiKeyHeader } from '../api-key-header.js';
 import { servingLegacyFunctions } from '../legacy-functions.js';
 import { firstToolCallOf, keepFirstToolCall, oneToolCallAsked } from '../first-tool-call.js';
 import { toolCallIdMaker } from '../tool-call-id.js';
 
+/** /v2/embed takes at most 96 texts a call. */
+const COHERE_EMBED_BATCH = 96;
 const SSE_ACCEPT = { accept: 'text/event-stream' };
 
 export class CohereAdapter implements ProviderAdapter {

@@ -6,14 +6,7 @@
  */
 import { parseJsonBody, type HttpUpstream } from '../http.js';
 import { providerUpstream } from '../provider-upstream.js';
-import type {
-  AdapterDeps,
-  AttemptContext,
-  ChatResult,
-  ChunkStream,
-  EmbeddingsResult,
-  ProviderAdapter,
-} from '../types.js';
+import type { AdapterDeps, AttemptContext, ChatResult, ChunkStream, EmbeddingsResult, ProviderAdapter } from '../types.js';
 import type { ProviderConfig } from '../../config/types.js';
 import type { Clock } from '../../core/clock.js';
 import type { ChatRequest, EmbeddingsRequest } from '../../protocol/openai.js';
@@ -26,15 +19,14 @@ import { GeminiChunkStream } from './stream.js';
 import { unanswered } from './no-answer.js';
 import { embedInBatches } from '../embedding-batches.js';
 import { inputTypeOf } from '../embedding-input-type.js';
-
-/** batchEmbedContents takes at most 100 requests a call. */
-const GEMINI_EMBED_BATCH = 100;
 import type { BatchEmbedContentsResponse, GenerateContentResponse } from './wire.js';
 import { apiKeyHeader } from '../api-key-header.js';
 import { servingLegacyFunctions } from '../legacy-functions.js';
 import { firstToolCallOf, keepFirstToolCall, oneToolCallAsked } from '../first-tool-call.js';
 import { toolCallIdMaker } from '../tool-call-id.js';
 
+/** batchEmbedContents takes at most 100 requests a call. */
+const GEMINI_EMBED_BATCH = 100;
 export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
 const SSE_ACCEPT = { accept: 'text/event-stream' };
 

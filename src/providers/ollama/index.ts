@@ -6,14 +6,7 @@
  */
 import { parseJsonBody, type HttpUpstream } from '../http.js';
 import { providerUpstream } from '../provider-upstream.js';
-import type {
-  AdapterDeps,
-  AttemptContext,
-  ChatResult,
-  ChunkStream,
-  EmbeddingsResult,
-  ProviderAdapter,
-} from '../types.js';
+import type { AdapterDeps, AttemptContext, ChatResult, ChunkStream, EmbeddingsResult, ProviderAdapter } from '../types.js';
 import type { ProviderConfig } from '../../config/types.js';
 import type { ChatRequest, EmbeddingsRequest } from '../../protocol/openai.js';
 import { toOllamaRequest } from './request.js';

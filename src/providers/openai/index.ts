@@ -11,15 +11,7 @@ import { providerUpstream } from '../provider-upstream.js';
 import { OpenAIChunkStream } from './stream.js';
 import { openAIErrorOf } from './errors.js';
 import { CompletionChunkStream, completionChunks, isJsonContentType } from './completion-stream.js';
-import type {
-  AdapterDeps,
-  AttemptContext,
-  ChatResult,
-  ChunkStream,
-  EmbeddingsResult,
-  ProviderAdapter,
-  UpstreamHeaders,
-} from '../types.js';
+import type { AdapterDeps, AttemptContext, ChatResult, ChunkStream, EmbeddingsResult, ProviderAdapter, UpstreamHeaders } from '../types.js';
 import type { ProviderConfig } from '../../config/types.js';
 import type { Clock } from '../../core/clock.js';
 import type { ChatCompletion, ChatRequest, EmbeddingsRequest, EmbeddingsResponse, Usage } from '../../protocol/openai.js';
