@@ -1,28 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { ChatCompletionChunk } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { CohereChunkStream } from './stream.js';
+import { piecesOf, readChunks, textAnswerChunks } from '../../../test/helpers/chunk-stream.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
 const MODEL = 'command-r-plus-08-2024';
 const CREATED = 1_767_225_600;
 
-async function* piecesOf(text: string, size: number): AsyncGenerator<string> {
-  for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
-}
-
-async function run(text: string, size = text.length): Promise<{ chunks: ChatCompletionChunk[]; error: unknown; malformed: number }> {
-  const stream = new CohereChunkStream({}, piecesOf(text, size), MODEL, CREATED, 'chatcmpl-fallback', () => 'call_minted');
-  const chunks: ChatCompletionChunk[] = [];
-  let error: unknown;
-  try {
-    for await (const c of stream) chunks.push(c);
-  } catch (e) {
-    error = e;
-  }
-  return { chunks, error, malformed: stream.malformed };
-}
+const run = (text: string, size = text.length) =>
+  readChunks(new CohereChunkStream({}, piecesOf(text, size), MODEL, CREATED, 'chatcmpl-fallback', () => 'call_minted'));
 
 /** OpenAI's chunk members, the fingerprint among them: typed clients decode it, as each choice's logprobs. */
 const base = (id: string) => ({ id, object: 'chat.completion.chunk', created: CREATED, model: MODEL, system_fingerprint: null });
@@ -33,14 +20,7 @@ describe('Cohere v2 SSE → OpenAI chunks', () => {
     expect(error).toBeUndefined();
     expect(malformed).toBe(0);
     const b = base('a8fc192e-4bb8-4e15-ae1f-a174e8b02ae8');
-    expect(chunks).toEqual([
-      { ...b, choices: [{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }] },
-      { ...b, choices: [{ index: 0, delta: { content: 'Coca' }, logprobs: null, finish_reason: null }] },
-      { ...b, choices: [{ index: 0, delta: { content: '-Cola' }, logprobs: null, finish_reason: null }] },
-      { ...b, choices: [{ index: 0, delta: { content: ' is a soft drink.' }, logprobs: null, finish_reason: null }] },
-      { ...b, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }] },
-      { ...b, choices: [], usage: { prompt_tokens: 21, completion_tokens: 8, total_tokens: 29 } },
-    ]);
+    expect(chunks).toEqual(textAnswerChunks(b, ['Coca', '-Cola', ' is a soft drink.'], { prompt_tokens: 21, completion_tokens: 8, total_tokens: 29 }));
   });
 
   it('converts parallel tool calls: start with id and name, argument deltas, finish tool_calls, usage', async () => {

@@ -1,27 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { ChatCompletionChunk } from '../../protocol/openai.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { OllamaChunkStream } from './stream.js';
+import { piecesOf, readChunks, textAnswerChunks } from '../../../test/helpers/chunk-stream.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
 const CREATED = 1_767_225_600;
 
-async function* piecesOf(text: string, size: number): AsyncGenerator<string> {
-  for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
-}
-
-async function run(text: string, size = text.length, model = 'llama3.2') {
+function run(text: string, size = text.length, model = 'llama3.2') {
   let n = 0;
-  const stream = new OllamaChunkStream({}, piecesOf(text, size), model, CREATED, 'chatcmpl-r1', () => `call_gen${++n}`);
-  const chunks: ChatCompletionChunk[] = [];
-  let error: unknown;
-  try {
-    for await (const c of stream) chunks.push(c);
-  } catch (e) {
-    error = e;
-  }
-  return { chunks, error, malformed: stream.malformed };
+  return readChunks(new OllamaChunkStream({}, piecesOf(text, size), model, CREATED, 'chatcmpl-r1', () => `call_gen${++n}`));
 }
 
 /** OpenAI's chunk members, the fingerprint among them: typed clients decode it, as each choice's logprobs. */
@@ -33,14 +21,7 @@ describe('Ollama NDJSON → OpenAI chunks', () => {
     expect(error).toBeUndefined();
     expect(malformed).toBe(0);
     const b = base();
-    expect(chunks).toEqual([
-      { ...b, choices: [{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }] },
-      { ...b, choices: [{ index: 0, delta: { content: 'The' }, logprobs: null, finish_reason: null }] },
-      { ...b, choices: [{ index: 0, delta: { content: ' sky' }, logprobs: null, finish_reason: null }] },
-      { ...b, choices: [{ index: 0, delta: { content: ' is blue.' }, logprobs: null, finish_reason: null }] },
-      { ...b, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }] },
-      { ...b, choices: [], usage: { prompt_tokens: 26, completion_tokens: 282, total_tokens: 308 } },
-    ]);
+    expect(chunks).toEqual(textAnswerChunks(b, ['The', ' sky', ' is blue.'], { prompt_tokens: 26, completion_tokens: 282, total_tokens: 308 }));
   });
 
   it('converts whole tool calls into tool_call deltas with ids, thinking into reasoning_content, finishes with tool_calls', async () => {
