@@ -9,11 +9,12 @@ import type { ChatRequest } from '../../protocol/openai.js';
 import type { ProviderConfig } from '../../config/types.js';
 import type { AttemptContext, ProviderAdapter } from '../types.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import { assembleStream } from '../../../test/helpers/assemble-stream.js';
+import { askBothWays } from '../../../test/helpers/ask-both-ways.js';
 import { VirtualClock } from '../../../test/helpers/virtual-clock.js';
 import { startCohereServer, type CohereServer } from '../../../test/servers/cohere-server.js';
 import { createCohereAdapter } from './index.js';
 import { expectOpenAINullFields } from '../../../test/helpers/openai-null-fields.js';
+import { toolCallChoice } from '../../../test/helpers/tool-call-choice.js';
 
 const MODEL = 'command-r-plus-08-2024';
 const clock = new VirtualClock(Date.UTC(2026, 0, 1));
@@ -70,12 +71,9 @@ describe('cohere adapter over a loopback socket', () => {
   });
 
   it('streamed text: role chunk first, the same content, finish_reason and usage as buffered', async () => {
-    const text = 'Paris is the capital of France.';
-    server.enqueue({ kind: 'message', text });
-    const buffered = (await adapter.chat(ask('Capital?'), ctx())).response;
-    server.enqueue({ kind: 'message', text });
-    const stream = await adapter.chatStream(ask('Capital?'), ctx());
-    const { out, chunks } = await assembleStream(stream);
+    const reply = { kind: 'message' as const, text: 'Paris is the capital of France.' };
+    server.enqueue(reply, reply);
+    const { buffered, out, chunks, malformed } = await askBothWays(adapter, ask('Capital?'), ctx());
     expect(server.requests.at(-1)!.body).toMatchObject({ stream: true });
     expect(server.requests.at(-1)!.headers.accept).toBe('text/event-stream');
     expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '', refusal: null });
@@ -86,7 +84,7 @@ describe('cohere adapter over a loopback socket', () => {
       finish_reason: buffered.choices[0]!.finish_reason,
       usage: buffered.usage,
     });
-    expect(stream.malformed).toBe(0);
+    expect(malformed).toBe(0);
   });
 
   it('tool call, buffered and streamed: the same tool_calls, finish_reason and usage', async () => {
@@ -95,25 +93,13 @@ describe('cohere adapter over a loopback socket', () => {
       toolPlan: 'I will look up the weather in Paris.',
       toolCalls: [{ id: 'get_weather_7k2', name: 'get_weather', arguments: '{"city":"Paris"}' }],
     };
-    server.enqueue(reply);
-    const buffered = (await adapter.chat(ask('Weather in Paris?', { tools }), ctx())).response;
-    expect(buffered.choices[0]).toEqual({
-      index: 0,
-      message: {
-        role: 'assistant',
-        content: null,
-        tool_calls: [{ id: 'get_weather_7k2', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
-        refusal: null,
-      },
-      logprobs: null,
-      finish_reason: 'tool_calls',
-    });
-    expect(server.requests.at(-1)!.body).toMatchObject({
+    server.enqueue(reply, reply);
+    const { buffered, out } = await askBothWays(adapter, ask('Weather in Paris?', { tools }), ctx());
+    expect(buffered.choices[0]).toEqual(toolCallChoice([{ id: 'get_weather_7k2', name: 'get_weather', arguments: '{"city":"Paris"}' }]));
+    // The buffered request: the streamed one came after it.
+    expect(server.requests.at(-2)!.body).toMatchObject({
       tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
     });
-
-    server.enqueue(reply);
-    const { out } = await assembleStream(await adapter.chatStream(ask('Weather in Paris?', { tools }), ctx()));
     expect(out).toEqual({
       content: null,
       tool_calls: buffered.choices[0]!.message.tool_calls,
@@ -124,10 +110,8 @@ describe('cohere adapter over a loopback socket', () => {
 
   it('buffered and streamed answers carry the fields OpenAI always sends, as null (typed clients require them)', async () => {
     const reply = { kind: 'message' as const, text: 'Checking.', toolCalls: [{ id: 'get_weather_9x', name: 'get_weather', arguments: '{"city":"Oslo"}' }] };
-    server.enqueue(reply);
-    const buffered = (await adapter.chat(ask('Weather in Oslo?', { tools }), ctx())).response;
-    server.enqueue(reply);
-    const chunks = (await assembleStream(await adapter.chatStream(ask('Weather in Oslo?', { tools }), ctx()))).chunks;
+    server.enqueue(reply, reply);
+    const { buffered, chunks } = await askBothWays(adapter, ask('Weather in Oslo?', { tools }), ctx());
     expectOpenAINullFields(buffered, chunks);
   });
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { cohereUsage, fromCohereResponse, mapCohereFinishReason } from './response.js';
+import { toolCallChoice } from '../../../test/helpers/tool-call-choice.js';
 
 const fixture = (name: string): unknown => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8'));
 const MODEL = 'command-r-plus-08-2024';
@@ -36,17 +37,7 @@ describe('Cohere v2 chat response → OpenAI chat completion', () => {
 
   it('converts tool calls: content null, the plan dropped, finish_reason tool_calls', () => {
     const out = fromCohereResponse(fixture('chat-tool-call.json'), MODEL, CREATED, NEW_ID);
-    expect(out.choices[0]).toEqual({
-      index: 0,
-      message: {
-        role: 'assistant',
-        content: null,
-        tool_calls: [{ id: 'get_weather_nsz5zm3w56q3', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Toronto"}' } }],
-        refusal: null,
-      },
-      logprobs: null,
-      finish_reason: 'tool_calls',
-    });
+    expect(out.choices[0]).toEqual(toolCallChoice([{ id: 'get_weather_nsz5zm3w56q3', name: 'get_weather', arguments: '{"location":"Toronto"}' }]));
     expect(out.usage).toEqual({ prompt_tokens: 37, completion_tokens: 28, total_tokens: 65 });
   });
 

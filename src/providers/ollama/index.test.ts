@@ -8,11 +8,12 @@ import type { ChatRequest } from '../../protocol/openai.js';
 import type { ProviderConfig } from '../../config/types.js';
 import type { AttemptContext, ProviderAdapter } from '../types.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
-import { assembleStream } from '../../../test/helpers/assemble-stream.js';
+import { askBothWays } from '../../../test/helpers/ask-both-ways.js';
 import { VirtualClock } from '../../../test/helpers/virtual-clock.js';
 import { startOllamaServer, type OllamaServer } from '../../../test/servers/ollama-server.js';
 import { createOllamaAdapter } from './index.js';
 import { expectOpenAINullFields } from '../../../test/helpers/openai-null-fields.js';
+import { toolCallChoice } from '../../../test/helpers/tool-call-choice.js';
 
 const MODEL = 'llama3.2';
 const clock = new VirtualClock(Date.UTC(2026, 0, 1));
@@ -66,46 +67,29 @@ describe('ollama adapter over a loopback socket', () => {
 
   it('streamed text: role chunk first, the same content, finish_reason and usage as buffered', async () => {
     const reply = { kind: 'message' as const, text: 'Rayleigh scattering, mostly.', thinking: 'short answer' };
-    server.enqueue(reply);
-    const buffered = (await adapter.chat(ask('why?'), ctx())).response;
-    server.enqueue(reply);
-    const stream = await adapter.chatStream(ask('why?'), ctx());
-    const { chunks, out } = await assembleStream(stream);
+    server.enqueue(reply, reply);
+    const { buffered, out, chunks, malformed } = await askBothWays(adapter, ask('why?'), ctx());
     expect(server.requests.at(-1)!.body).toMatchObject({ stream: true });
     expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '', refusal: null });
     expect(chunks.at(-1)!.choices).toEqual([]);
     expect(out).toEqual({ content: buffered.choices[0]!.message.content, finish_reason: 'stop', usage: buffered.usage });
-    expect(stream.malformed).toBe(0);
+    expect(malformed).toBe(0);
   });
 
   it('tool call, buffered and streamed: the same tool_calls (JSON text arguments), finish_reason and usage', async () => {
     const reply = { kind: 'message' as const, toolCalls: [{ id: 'call_srv1', name: 'get_weather', arguments: { city: 'Paris' } }] };
-    server.enqueue(reply);
-    const buffered = (await adapter.chat(ask('Weather in Paris?', { tools }), ctx())).response;
-    expect(buffered.choices[0]).toEqual({
-      index: 0,
-      message: {
-        role: 'assistant',
-        content: null,
-        tool_calls: [{ id: 'call_srv1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
-        refusal: null,
-      },
-      logprobs: null,
-      finish_reason: 'tool_calls',
-    });
-    expect(server.requests.at(-1)!.body).toMatchObject({ tools });
-
-    server.enqueue(reply);
-    const { out } = await assembleStream(await adapter.chatStream(ask('Weather in Paris?', { tools }), ctx()));
+    server.enqueue(reply, reply);
+    const { buffered, out } = await askBothWays(adapter, ask('Weather in Paris?', { tools }), ctx());
+    expect(buffered.choices[0]).toEqual(toolCallChoice([{ id: 'call_srv1', name: 'get_weather', arguments: '{"city":"Paris"}' }]));
+    // The buffered request: the streamed one came after it.
+    expect(server.requests.at(-2)!.body).toMatchObject({ tools });
     expect(out).toEqual({ content: null, tool_calls: buffered.choices[0]!.message.tool_calls, finish_reason: 'tool_calls', usage: buffered.usage });
   });
 
   it('buffered and streamed answers carry the fields OpenAI always sends, as null (typed clients require them)', async () => {
     const reply = { kind: 'message' as const, text: 'Checking.', toolCalls: [{ id: 'call_srv2', name: 'get_weather', arguments: { city: 'Oslo' } }] };
-    server.enqueue(reply);
-    const buffered = (await adapter.chat(ask('Weather in Oslo?', { tools }), ctx())).response;
-    server.enqueue(reply);
-    const chunks = (await assembleStream(await adapter.chatStream(ask('Weather in Oslo?', { tools }), ctx()))).chunks;
+    server.enqueue(reply, reply);
+    const { buffered, chunks } = await askBothWays(adapter, ask('Weather in Oslo?', { tools }), ctx());
     expectOpenAINullFields(buffered, chunks);
   });
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { fromOllamaResponse, mapOllamaDoneReason } from './response.js';
+import { toolCallChoice } from '../../../test/helpers/tool-call-choice.js';
 
 const fixture = (name: string): unknown => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8'));
 const CREATED = 1_767_225_600;
@@ -24,19 +25,7 @@ describe('Ollama /api/chat answer → OpenAI chat completion', () => {
   it('converts tool calls: object arguments to JSON text, ids minted, finish_reason tool_calls despite done_reason stop', () => {
     n = 0;
     const out = fromOllamaResponse(fixture('chat-tool-call.json'), 'llama3.2', CREATED, 'chatcmpl-r2', newId);
-    expect(out.choices[0]).toEqual({
-      index: 0,
-      message: {
-        role: 'assistant',
-        content: null,
-        tool_calls: [
-          { id: 'call_gen1', type: 'function', function: { name: 'get_current_weather', arguments: '{"format":"celsius","location":"Paris, FR"}' } },
-        ],
-        refusal: null,
-      },
-      logprobs: null,
-      finish_reason: 'tool_calls',
-    });
+    expect(out.choices[0]).toEqual(toolCallChoice([{ id: 'call_gen1', name: 'get_current_weather', arguments: '{"format":"celsius","location":"Paris, FR"}' }]));
     expect(out.usage).toEqual({ prompt_tokens: 122, completion_tokens: 33, total_tokens: 155 });
   });
 
