@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type OpenAI from 'openai';
 import { assembleStream } from '../../../test/helpers/assemble-stream.js';
+import { expectResumedStory, parisToolResultTurn, parisWeatherTools, PARIS_WEATHER } from '../../../test/helpers/client-turns.js';
 import { openaiThroughGateway } from '../../../test/helpers/openai-through-gateway.js';
 import { startAnthropicServer, type MessageReply } from '../../../test/servers/anthropic-server.js';
 import { createAnthropicAdapter } from './index.js';
@@ -22,20 +23,8 @@ const t = openaiThroughGateway({
   clientApiKey: 'no-client-keys-configured',
 });
 
-const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
-  {
-    type: 'function',
-    function: {
-      name: 'get_weather',
-      description: 'Get the current weather',
-      parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
-    },
-  },
-];
-const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
-  { role: 'system', content: 'You are a weather assistant.' },
-  { role: 'user', content: 'What is the weather in Paris?' },
-];
+const tools = parisWeatherTools();
+const messages = PARIS_WEATHER;
 const reply: MessageReply = {
   text: 'Checking the forecast.',
   toolUses: [{ id: 'toolu_01gw', name: 'get_weather', input: { location: 'Paris, FR' } }],
@@ -97,14 +86,7 @@ describe('openai SDK → gateway → anthropic adapter → loopback Anthropic', 
       // Anthropic continues the trimmed prefill 'Once upon' with the space the client already has.
       { text: ' a time, far away.', chunkSize: 4 },
     );
-    const stream = await t.client.chat.completions.create({
-      model: 'smart',
-      messages: [{ role: 'user', content: 'Tell me a story.' }],
-      stream: true,
-    });
-    const { out } = await assembleStream(stream);
-    expect(out.content).toBe('Once upon a time, far away.');
-    expect(out.finish_reason).toBe('stop');
+    await expectResumedStory(t.client, 'smart');
     const resumed = t.upstream.requests.at(-1)!.body!;
     expect((resumed.messages as unknown[]).at(-1)).toEqual({ role: 'assistant', content: 'Once upon' });
   });
@@ -114,15 +96,7 @@ describe('openai SDK → gateway → anthropic adapter → loopback Anthropic', 
     const done = await t.client.chat.completions.create({
       model: 'smart',
       tools,
-      messages: [
-        ...messages,
-        {
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ id: 'toolu_01gw', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris, FR"}' } }],
-        },
-        { role: 'tool', tool_call_id: 'toolu_01gw', content: '15 degrees' },
-      ],
+      messages: parisToolResultTurn('toolu_01gw'),
     });
     expect(done.choices[0]!.message.content).toBe('It is 15 degrees in Paris.');
     expect(done.choices[0]!.finish_reason).toBe('stop');

@@ -4,7 +4,7 @@
  * answers, buffered and streamed, tool calls included.
  */
 import { describe, expect, it } from 'vitest';
-import { assembleStream } from '../../../test/helpers/assemble-stream.js';
+import { expectStreamedLyonCall, streamWithUsage } from '../../../test/helpers/client-turns.js';
 import { openaiThroughGateway } from '../../../test/helpers/openai-through-gateway.js';
 import { startAzureServer } from '../../../test/servers/azure-server.js';
 import { createAzureAdapter } from './index.js';
@@ -31,31 +31,15 @@ describe('openai client → gateway → azure openai', () => {
 
   it('streamed completion with usage', async () => {
     t.upstream.enqueue({ kind: 'message', text: 'It is Seattle.' });
-    const stream = await t.client.chat.completions.create({
-      model: 'chat',
-      messages: [{ role: 'user', content: 'Biggest city in WA?' }],
-      stream: true,
-      stream_options: { include_usage: true },
-    });
-    const { out, chunks } = await assembleStream(stream);
+    const { out, chunks } = await streamWithUsage(t.client, 'Biggest city in WA?');
     // Azure's choice-less content-filter preamble never reaches the client.
     expect(chunks[0]!.choices[0]!.delta.role).toBe('assistant');
     expect(out.content).toBe('It is Seattle.');
-    expect(out.finish_reason).toBe('stop');
     expect(out.usage).toMatchObject({ prompt_tokens: 19, completion_tokens: 3 });
   });
 
   it('streamed tool call', async () => {
     t.upstream.enqueue({ kind: 'message', toolCalls: [{ id: 'call_5', name: 'get_weather', arguments: '{"city":"Lyon"}' }] });
-    const runner = t.client.chat.completions.stream({
-      model: 'chat',
-      messages: [{ role: 'user', content: 'Weather in Lyon?' }],
-      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
-    });
-    const final = await runner.finalChatCompletion();
-    expect(final.choices[0]!.finish_reason).toBe('tool_calls');
-    expect(final.choices[0]!.message.tool_calls).toEqual([
-      { id: 'call_5', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Lyon"}' } },
-    ]);
+    await expectStreamedLyonCall(t.client, 'call_5');
   });
 });

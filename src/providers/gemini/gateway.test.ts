@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type OpenAI from 'openai';
 import { assembleStream } from '../../../test/helpers/assemble-stream.js';
+import { expectResumedStory, parisToolResultTurn, parisWeatherTools, PARIS_WEATHER } from '../../../test/helpers/client-turns.js';
 import { openaiThroughGateway } from '../../../test/helpers/openai-through-gateway.js';
 import { startGeminiServer, type GeminiReply } from '../../../test/servers/gemini-server.js';
 import { createGeminiAdapter } from './index.js';
@@ -23,20 +24,8 @@ const t = openaiThroughGateway({
   clientApiKey: 'no-client-keys-configured',
 });
 
-const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
-  {
-    type: 'function',
-    function: {
-      name: 'get_weather',
-      description: 'Get the current weather',
-      parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'], additionalProperties: false },
-    },
-  },
-];
-const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
-  { role: 'system', content: 'You are a weather assistant.' },
-  { role: 'user', content: 'What is the weather in Paris?' },
-];
+const tools = parisWeatherTools({ additionalProperties: false });
+const messages = PARIS_WEATHER;
 const reply: GeminiReply = {
   kind: 'function_call',
   text: ['Checking ', 'the forecast.'],
@@ -102,25 +91,14 @@ describe('openai SDK → gateway → gemini adapter → loopback Gemini', () => 
     const done = await t.client.chat.completions.create({
       model: 'flash',
       tools,
-      messages: [
-        ...messages,
-        {
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris, FR"}' } }],
-        },
-        { role: 'tool', tool_call_id: 'call_0', content: '15 degrees' },
-      ],
+      messages: parisToolResultTurn('call_0'),
     });
     expectWeatherAnswered(done, t.upstream.requests.at(-1)!.body.contents);
   });
 
   it('a stream cut mid-answer is resumed through a trailing model turn (prefill)', async () => {
     t.upstream.enqueue({ kind: 'cut', text: ['Once ', 'upon '] }, { kind: 'text', text: ['a time', ', far away.'] });
-    const stream = await t.client.chat.completions.create({ model: 'flash', messages: [{ role: 'user', content: 'Tell me a story.' }], stream: true });
-    const { out } = await assembleStream(stream);
-    expect(out.content).toBe('Once upon a time, far away.');
-    expect(out.finish_reason).toBe('stop');
+    await expectResumedStory(t.client, 'flash');
     expect(t.upstream.requests.at(-1)!.body.contents).toEqual([
       { role: 'user', parts: [{ text: 'Tell me a story.' }] },
       { role: 'model', parts: [{ text: 'Once upon ' }] },

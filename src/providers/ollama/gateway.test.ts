@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { assembleStream } from '../../../test/helpers/assemble-stream.js';
+import { expectReasoningBothWays, expectStreamedLyonCall, streamWithUsage } from '../../../test/helpers/client-turns.js';
 import { openaiThroughGateway } from '../../../test/helpers/openai-through-gateway.js';
 import { startOllamaServer } from '../../../test/servers/ollama-server.js';
 import { createOllamaAdapter } from './index.js';
@@ -49,31 +50,15 @@ describe('openai client → gateway → ollama', () => {
 
   it('streamed completion with usage', async () => {
     t.upstream.enqueue({ kind: 'message', text: 'The sky is blue.', promptEvalCount: 7, evalCount: 4 });
-    const stream = await t.client.chat.completions.create({
-      model: 'chat',
-      messages: [{ role: 'user', content: 'why?' }],
-      stream: true,
-      stream_options: { include_usage: true },
-    });
-    const { out, chunks } = await assembleStream(stream);
+    const { out, chunks } = await streamWithUsage(t.client, 'why?');
     for (const chunk of chunks) expect(chunk.model).toBe(MODEL);
     expect(out.content).toBe('The sky is blue.');
-    expect(out.finish_reason).toBe('stop');
     expect(out.usage).toMatchObject({ prompt_tokens: 7, completion_tokens: 4, total_tokens: 11 });
   });
 
   it('streamed tool call', async () => {
     t.upstream.enqueue({ kind: 'message', toolCalls: [{ id: 'call_w1', name: 'get_weather', arguments: { city: 'Lyon' } }] });
-    const runner = t.client.chat.completions.stream({
-      model: 'chat',
-      messages: [{ role: 'user', content: 'Weather in Lyon?' }],
-      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
-    });
-    const final = await runner.finalChatCompletion();
-    expect(final.choices[0]!.finish_reason).toBe('tool_calls');
-    expect(final.choices[0]!.message.tool_calls).toEqual([
-      { id: 'call_w1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Lyon"}' } },
-    ]);
+    await expectStreamedLyonCall(t.client, 'call_w1');
   });
 
   it('embeddings, in the base64 encoding the client asks for by default', async () => {
@@ -86,13 +71,7 @@ describe('openai client → gateway → ollama', () => {
     const reply = { kind: 'message' as const, thinking: 'Say hello back.', text: 'Hello there.' };
     t.upstream.enqueue(reply, reply);
     const params = { model: 'chat', messages: [{ role: 'user' as const, content: 'hi' }], reasoning_effort: 'low' as const };
-    const res = await t.client.chat.completions.create(params);
-    expect(res.choices[0]!.message.content).toBe('Hello there.');
-    expect((res.choices[0]!.message as { reasoning_content?: string }).reasoning_content).toBe('Say hello back.');
-    const stream = await t.client.chat.completions.create({ ...params, stream: true });
-    const { out, chunks } = await assembleStream(stream);
-    expect(out.content).toBe('Hello there.');
-    expect(chunks.map((c) => (c.choices[0]?.delta as { reasoning_content?: string } | undefined)?.reasoning_content ?? '').join('')).toBe('Say hello back.');
+    await expectReasoningBothWays(t.client, params, 'Hello there.', 'Say hello back.');
     for (const rec of t.upstream.requests.slice(-2)) expect(rec.body).toMatchObject({ think: true });
   });
 
