@@ -7,7 +7,7 @@ import type OpenAI from 'openai';
 import { expect } from 'vitest';
 import { assembleStream } from './assemble-stream.js';
 
-type Tool = OpenAI.Chat.Completions.ChatCompletionTool;
+type Tool = OpenAI.Chat.Completions.ChatCompletionFunctionTool;
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
 /** A streamed answer to `content` from alias `chat`, usage asked for, checked to have finished with `stop`. */
@@ -63,6 +63,11 @@ export function parisWeatherTools(extra: Record<string, unknown> = {}): Tool[] {
       },
     },
   ];
+}
+
+/** The same get_weather as a legacy `functions` entry. */
+export function parisWeatherFunctions(): OpenAI.Chat.Completions.ChatCompletionCreateParams.Function[] {
+  return parisWeatherTools().map((t) => t.function);
 }
 
 export const PARIS_WEATHER: Message[] = [

@@ -4,9 +4,8 @@
  * call; what the client assembles must match on both paths.
  */
 import { describe, expect, it } from 'vitest';
-import type OpenAI from 'openai';
 import { assembleStream } from '../../../test/helpers/assemble-stream.js';
-import { expectResumedStory, parisToolResultTurn, parisWeatherTools, PARIS_WEATHER } from '../../../test/helpers/client-turns.js';
+import { expectResumedStory, parisToolResultTurn, parisWeatherFunctions, parisWeatherTools, PARIS_WEATHER } from '../../../test/helpers/client-turns.js';
 import { openaiThroughGateway } from '../../../test/helpers/openai-through-gateway.js';
 import { startAnthropicServer, type MessageReply } from '../../../test/servers/anthropic-server.js';
 import { createAnthropicAdapter } from './index.js';
@@ -109,9 +108,7 @@ describe('openai SDK → gateway → anthropic adapter → loopback Anthropic', 
 });
 
 describe('legacy function calling (functions, function_call) through the anthropic adapter', () => {
-  const functions: OpenAI.Chat.Completions.ChatCompletionCreateParams.Function[] = [
-    { name: 'get_weather', description: 'Get the current weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
-  ];
+  const functions = parisWeatherFunctions();
   const twoCalls: MessageReply = {
     text: 'Checking the forecast.',
     toolUses: [

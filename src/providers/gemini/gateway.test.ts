@@ -4,9 +4,8 @@
  * call; what the client assembles must match on both paths.
  */
 import { describe, expect, it } from 'vitest';
-import type OpenAI from 'openai';
 import { assembleStream } from '../../../test/helpers/assemble-stream.js';
-import { expectResumedStory, parisToolResultTurn, parisWeatherTools, PARIS_WEATHER } from '../../../test/helpers/client-turns.js';
+import { expectResumedStory, parisToolResultTurn, parisWeatherFunctions, parisWeatherTools, PARIS_WEATHER } from '../../../test/helpers/client-turns.js';
 import { openaiThroughGateway } from '../../../test/helpers/openai-through-gateway.js';
 import { startGeminiServer, type GeminiReply } from '../../../test/servers/gemini-server.js';
 import { createGeminiAdapter } from './index.js';
@@ -127,9 +126,7 @@ describe('openai SDK → gateway → gemini adapter → loopback Gemini', () => 
 });
 
 describe('legacy function calling (functions, function_call) through the gemini adapter', () => {
-  const functions: OpenAI.Chat.Completions.ChatCompletionCreateParams.Function[] = [
-    { name: 'get_weather', description: 'Get the current weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
-  ];
+  const functions = parisWeatherFunctions();
   const twoCalls: GeminiReply = {
     kind: 'function_call',
     calls: [
