@@ -4,7 +4,8 @@
  * yield the chunks it made, throw its error once the chunks before it are out,
  * and stop reading when it says nothing more will come. A stream that ends
  * without its wire's last word (`finished`) was cut: `network`, so the
- * executor can resume or fail it over.
+ * executor can resume or fail it over. The parser and translator come with the
+ * stream, made by the adapter: a stream is read once, as its body is.
  *
  * Anthropic's and Gemini's streams keep their own loops: theirs hold state this
  * one has no place for (a pull-based reader; candidates held back until an answer).
