@@ -74,6 +74,24 @@ describe('OpenAI request → Cohere v2 /v2/chat body', () => {
     expect(ask('none', MODEL)).toBeUndefined();
   });
 
+  it('widens a small max_tokens by the thinking budget, which Cohere counts in it, within the 32K output limit', () => {
+    const ask = (reasoning_effort: string | undefined, max_tokens: number | undefined, model = 'command-a-reasoning-08-2025') => {
+      const out = toCohereRequest({ model: 'x', messages: [{ role: 'user', content: 'hi' }], reasoning_effort, max_tokens }, model, false);
+      return { max: out.max_tokens, thinking: out.thinking };
+    };
+    // 300 beside an 8K budget: the answer keeps its 300, the budget goes on top.
+    expect(ask('medium', 300)).toEqual({ max: 8492, thinking: { type: 'enabled', token_budget: 8192 } });
+    // A limit that leaves the answer 1K beside the budget is the client's as it is.
+    expect(ask('medium', 9216)).toEqual({ max: 9216, thinking: { type: 'enabled', token_budget: 8192 } });
+    // Past the model's output limit the budget shrinks: the answer still gets its 20000.
+    expect(ask('xhigh', 20_000)).toEqual({ max: 32_000, thinking: { type: 'enabled', token_budget: 12_000 } });
+    // No client limit, thinking off, a model that does not think, no effort: nothing to widen.
+    expect(ask('medium', undefined).max).toBeUndefined();
+    expect(ask('none', 300)).toEqual({ max: 300, thinking: { type: 'disabled' } });
+    expect(ask('high', 300, MODEL)).toEqual({ max: 300, thinking: undefined });
+    expect(ask(undefined, 300)).toEqual({ max: 300, thinking: undefined });
+  });
+
   it('prefers max_completion_tokens over max_tokens', () => {
     const out = toCohereRequest({ model: 'x', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10, max_completion_tokens: 20 }, MODEL, false);
     expect(out.max_tokens).toBe(20);

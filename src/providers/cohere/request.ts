@@ -7,7 +7,7 @@ import { contentText } from '../content-text.js';
 import { UpstreamError } from '../../resilience/upstream-error.js';
 import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_AND_RESULT_ROLES, toolsBesideJson, withToolCallIds } from '../request-options.js';
 import { reasoningEffortOf } from '../reasoning-effort.js';
-import { cohereThinkingOf } from './thinking.js';
+import { cohereThinkingOf, withAnswerRoom } from './thinking.js';
 import type {
   CohereChatRequest,
   CohereImageContent,
@@ -49,7 +49,11 @@ export function toCohereRequest(req: ChatRequest, model: string, stream: boolean
   if (format) out.response_format = format;
   const effort = reasoningEffortOf(req);
   const thinking = effort === undefined ? undefined : cohereThinkingOf(effort, model);
-  if (thinking) out.thinking = thinking;
+  if (thinking && out.max_tokens !== undefined) {
+    const fitted = withAnswerRoom(thinking, out.max_tokens);
+    out.thinking = fitted.thinking;
+    out.max_tokens = fitted.maxTokens;
+  } else if (thinking) out.thinking = thinking;
   return out;
 }
 
