@@ -7,6 +7,7 @@
  * rate-limit headers of the spent limit; one beyond the budget is still a 503 at once.
  */
 import { describe, expect, it } from 'vitest';
+import { EventBus } from '../../src/observability/events.js';
 import { closeAfterEach, startChatOver, type TestGateway } from '../helpers/gateway.js';
 import { completionText, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 import { VirtualClock } from '../helpers/virtual-clock.js';
@@ -45,8 +46,25 @@ async function askWhileTimePasses(clock: VirtualClock): Promise<{ res: Response;
 }
 
 /** The gateway over `upstream` (alias `chat`), on `clock`, with these resilience settings. */
-async function start(clock: VirtualClock, resilience: Record<string, unknown> = { maxRetries: 0, throttleMaxWaitMs: 2_000, cooldownMs: 60_000 }): Promise<void> {
-  gw = await startChatOver(upstream!.url, { resilience }, {}, { clock });
+async function start(clock: VirtualClock, resilience: Record<string, unknown> = { maxRetries: 0, throttleMaxWaitMs: 2_000, cooldownMs: 60_000 }, bus?: EventBus): Promise<void> {
+  gw = await startChatOver(upstream!.url, { resilience }, {}, { clock, bus });
+}
+
+/**
+ * A bus that counts the attempts answered 429 and the requests pacing passed over (`skipped`:
+ * they met the deployment held, and wait): what the tests wait for instead of real time.
+ */
+function heldCounter(): { bus: EventBus; rateLimited: () => number; held: () => number } {
+  const bus = new EventBus();
+  let rateLimited = 0;
+  let held = 0;
+  bus.on('attempt', (e) => {
+    if (e.trace.status === 429) rateLimited++;
+  });
+  bus.on('throttle', (e) => {
+    if (e.outcome === 'skipped') held++;
+  });
+  return { bus, rateLimited: () => rateLimited, held: () => held };
 }
 
 /** One chat request to the gateway. */
@@ -87,14 +105,15 @@ describe('a short upstream 429 with no other candidate', () => {
 it('a request arriving while another waits out a short 429 waits for the deployment too, rather than meeting a cooldown (503)', async () => {
   upstream = await refusingOnce({ 'retry-after': '1' }, RATE);
   const clock = new VirtualClock();
-  await start(clock, { maxRetries: 1, throttleMaxWaitMs: 2_000, cooldownMs: 60_000 });
+  const { bus, rateLimited, held: metHold } = heldCounter();
+  await start(clock, { maxRetries: 1, throttleMaxWaitMs: 2_000, cooldownMs: 60_000 }, bus);
   let settled = 0;
   const first = ask().finally(() => settled++);
-  await expect.poll(() => upstream!.hits.length).toBe(1);
-  // The first now sleeps out its Retry-After before its retry; the second arrives meanwhile.
-  await new Promise((r) => setTimeout(r, 20));
+  // The first was answered 429 and now sleeps out its Retry-After before its retry; the second
+  // arrives meanwhile, meets the deployment held, and waits for it.
+  await expect.poll(rateLimited).toBe(1);
   const second = ask().finally(() => settled++);
-  await new Promise((r) => setTimeout(r, 20));
+  await expect.poll(metHold).toBe(1);
   for (let i = 0; i < 30 && settled < 2; i++) {
     await clock.advance(100);
     await new Promise((r) => setTimeout(r, 5));
@@ -127,12 +146,13 @@ it('after a 429 wait, one request goes first and the others once it was answered
     else held.push(res);
   });
   const clock = new VirtualClock();
-  await start(clock, { maxRetries: 0, throttleMaxWaitMs: 5_000, cooldownMs: 60_000 });
+  const { bus, rateLimited, held: metHold } = heldCounter();
+  await start(clock, { maxRetries: 0, throttleMaxWaitMs: 5_000, cooldownMs: 60_000 }, bus);
   const first = ask();
-  await expect.poll(() => upstream!.hits.length).toBe(1);
-  // Two more arrive while the deployment is held for the Retry-After.
+  await expect.poll(rateLimited).toBe(1);
+  // Two more arrive while the deployment is held for the Retry-After: both meet the hold.
   const others = [ask(), ask()];
-  await new Promise((r) => setTimeout(r, 20));
+  await expect.poll(metHold).toBe(2);
   expect(upstream.hits).toHaveLength(1);
   // The second passes in steps: the hold ends, then the others' looks at the probe in flight.
   for (let i = 0; i < 25; i++) {
