@@ -256,7 +256,7 @@ function functionDeclarations(tools: FunctionTool[]): GeminiFunctionDeclaration[
     if (tool.function.description) decl.description = tool.function.description;
     // OpenAI reads properties without a type as an object; Gemini requires the type.
     const given = tool.function.parameters;
-    const parameters = toGeminiParameters(given && given.type === undefined && given.properties ? { type: 'object', ...given } : given);
+    const parameters = toGeminiParameters(given && given.type === undefined && given.properties ? { type: 'object', ...given } : given, `tools[${i}].function.parameters`);
     if (parameters) decl.parameters = parameters;
     out.push(decl);
   });
@@ -296,7 +296,7 @@ function toGenerationConfig(req: ChatRequest): GeminiGenerationConfig | undefine
   const format = responseFormat(req, 'gemini');
   if (format !== undefined) {
     g.responseMimeType = 'application/json';
-    const schema = format.type === 'json_schema' ? toGeminiSchema(format.json_schema?.schema) : undefined;
+    const schema = format.type === 'json_schema' ? toGeminiSchema(format.json_schema?.schema, 'response_format.json_schema.schema') : undefined;
     if (schema) g.responseSchema = schema;
   }
   return Object.keys(g).length > 0 ? g : undefined;

@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { toGeminiParameters, toGeminiSchema } from './to-gemini-schema.js';
+import { MAX_SCHEMA_NODES, toGeminiParameters, toGeminiSchema } from './to-gemini-schema.js';
+
+/** `levels` definitions of `fan` properties, each referring to the next: fan^levels nodes once inlined. */
+function fanOut(levels: number, fan: number): Record<string, unknown> {
+  const defs: Record<string, unknown> = {};
+  for (let l = 0; l < levels; l++) {
+    const properties: Record<string, unknown> = {};
+    for (let f = 0; f < fan; f++) properties[`p${f}`] = l + 1 < levels ? { $ref: `#/$defs/d${l + 1}` } : { type: 'string' };
+    defs[`d${l}`] = { type: 'object', properties };
+  }
+  return { $defs: defs, $ref: '#/$defs/d0' };
+}
 
 describe('toGeminiSchema', () => {
   it('inlines a recursive $ref once, then stops with a bare object', () => {
@@ -40,6 +51,18 @@ describe('toGeminiSchema', () => {
   it('keeps only string enums', () => {
     expect(toGeminiSchema({ type: 'integer', enum: [1, 2] })).toEqual({ type: 'integer' });
     expect(toGeminiSchema({ enum: ['a', null] })).toEqual({ type: 'string', enum: ['a'], nullable: true });
+  });
+
+  it('refuses a schema whose $refs multiply past MAX_SCHEMA_NODES, at once (a 2 KB one built half a gigabyte in 28 s)', () => {
+    const started = performance.now();
+    expect(() => toGeminiSchema(fanOut(8, 8), 'tools[0].function.parameters')).toThrow(
+      expect.objectContaining({ category: 'invalid_request', param: 'tools[0].function.parameters', unsent: true }),
+    );
+    expect(performance.now() - started).toBeLessThan(500);
+    // A schema that shares its definitions within the bound is still inlined whole.
+    const shared = toGeminiSchema(fanOut(4, 4)) as { properties: Record<string, { properties: unknown }> };
+    expect(Object.keys(shared.properties.p3!.properties as object)).toHaveLength(4);
+    expect(4 ** 4).toBeLessThan(MAX_SCHEMA_NODES);
   });
 
   it('survives hostile depth without blowing the stack', () => {

@@ -16,6 +16,7 @@
  * integer: int32, int64). Empty `properties` maps are omitted because Gemini
  * rejects an OBJECT with an empty one.
  */
+import { invalidRequest } from './errors.js';
 
 type Json = Record<string, unknown>;
 
@@ -45,22 +46,42 @@ const FORMATS: Record<string, ReadonlySet<string>> = {
 /** Recursion guard for pathological (or hostile) schemas. */
 const MAX_DEPTH = 32;
 
+/**
+ * Schema nodes one conversion may build. Depth alone does not bound it: inlining `$ref`s
+ * multiplies, and a definition whose b properties each refer to the next makes b^depth
+ * nodes — a 2 KB tool schema (8 definitions of 8 properties) held the event loop for 28 s
+ * building half a gigabyte, and one more level ran the gateway out of memory. Far above
+ * any real schema inlined; past it the request is refused as one Gemini cannot take
+ * (`invalid_request`, unsent), so a candidate that takes `$ref`s as sent may still serve it.
+ */
+export const MAX_SCHEMA_NODES = 10_000;
+
+/** What every level of one conversion shares: the root (for `$ref`), the nodes left, the field named when they run out. */
+interface Conversion {
+  root: Json;
+  left: number;
+  param: string | null;
+}
+
 function isObj(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Convert a whole schema; `undefined` when nothing of it survives. */
-export function toGeminiSchema(schema: unknown): Json | undefined {
+/**
+ * Convert a whole schema; `undefined` when nothing of it survives. `param` names the
+ * request field it came from, in the refusal of one that expands past MAX_SCHEMA_NODES.
+ */
+export function toGeminiSchema(schema: unknown, param: string | null = null): Json | undefined {
   if (!isObj(schema)) return undefined;
-  return convert(schema, schema, [], 0);
+  return convert(schema, { root: schema, left: MAX_SCHEMA_NODES, param }, [], 0);
 }
 
 /**
  * Function parameters: as `toGeminiSchema`, but an object without properties
  * becomes no `parameters` at all, since Gemini rejects an empty OBJECT there.
  */
-export function toGeminiParameters(schema: unknown): Json | undefined {
-  const out = toGeminiSchema(schema);
+export function toGeminiParameters(schema: unknown, param: string | null = null): Json | undefined {
+  const out = toGeminiSchema(schema, param);
   if (!out) return undefined;
   if ((out.type === 'object' || out.type === undefined) && !isObj(out.properties) && !Array.isArray(out.anyOf)) return undefined;
   return out;
@@ -76,20 +97,23 @@ function resolveRef(root: Json, ref: string): Json | undefined {
   return isObj(def) ? def : undefined;
 }
 
-function convert(s: Json, root: Json, refs: string[], depth: number): Json {
+function convert(s: Json, g: Conversion, refs: string[], depth: number): Json {
   if (depth > MAX_DEPTH) return { type: 'object' };
+  if (--g.left < 0) {
+    throw invalidRequest(`the JSON schema expands past ${MAX_SCHEMA_NODES} nodes once its $refs are inlined, more than Gemini can be sent`, g.param);
+  }
 
   if (typeof s.$ref === 'string') {
-    const target = refs.includes(s.$ref) ? undefined : resolveRef(root, s.$ref);
+    const target = refs.includes(s.$ref) ? undefined : resolveRef(g.root, s.$ref);
     // Siblings of $ref (a description, usually) win over the target's.
     if (!target) return withDescription({ type: 'object' }, s);
     const { $ref: _ref, ...siblings } = s;
-    return convert({ ...target, ...siblings }, root, [...refs, s.$ref], depth + 1);
+    return convert({ ...target, ...siblings }, g, [...refs, s.$ref], depth + 1);
   }
 
   if (Array.isArray(s.allOf) && s.allOf.length === 1 && isObj(s.allOf[0])) {
     const { allOf: _allOf, ...rest } = s;
-    return convert({ ...s.allOf[0], ...rest }, root, refs, depth + 1);
+    return convert({ ...s.allOf[0], ...rest }, g, refs, depth + 1);
   }
 
   const out: Json = {};
@@ -118,7 +142,7 @@ function convert(s: Json, root: Json, refs: string[], depth: number): Json {
         nullable = true;
         continue;
       }
-      branches.push(convert(b, root, refs, depth + 1));
+      branches.push(convert(b, g, refs, depth + 1));
     }
     if (branches.length === 1) {
       Object.assign(out, branches[0]);
@@ -145,7 +169,7 @@ function convert(s: Json, root: Json, refs: string[], depth: number): Json {
   if (isObj(s.properties)) {
     const props: Json = {};
     for (const [name, sub] of Object.entries(s.properties)) {
-      if (isObj(sub)) props[name] = convert(sub, root, refs, depth + 1);
+      if (isObj(sub)) props[name] = convert(sub, g, refs, depth + 1);
       else if (sub === true) props[name] = {};
     }
     if (Object.keys(props).length > 0) {
@@ -157,8 +181,8 @@ function convert(s: Json, root: Json, refs: string[], depth: number): Json {
     }
   }
 
-  if (isObj(s.items)) out.items = convert(s.items, root, refs, depth + 1);
-  else if (Array.isArray(s.items) && isObj(s.items[0])) out.items = convert(s.items[0], root, refs, depth + 1);
+  if (isObj(s.items)) out.items = convert(s.items, g, refs, depth + 1);
+  else if (Array.isArray(s.items) && isObj(s.items[0])) out.items = convert(s.items[0], g, refs, depth + 1);
 
   if (nullable) out.nullable = true;
   return out;
