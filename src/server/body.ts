@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError, invalidRequest } from '../core/errors.js';
 import { rememberRawBody } from '../protocol/raw-body.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../protocol/json-depth.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -81,6 +81,29 @@ describe('a native provider refuses what it cannot express, naming the field', (
     expect(await refusal('chat/completions', 'ollama', { messages })).toEqual({ status: 400, code: 'invalid_request', param: 'messages[1].tool_calls[0].function.arguments', sent: 0 });
   });
 
+  // Strings are leaves to the body's depth bound: nested JSON inside one, parsed by the adapter,
+  // overflowed the stack when its request was serialised (a 500 internal_error, buffered or streamed).
+  const deep = `{"a":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+  it.each<Alias>(['anthropic', 'gemini', 'ollama'])('%s: tool-call arguments nested past the body bound name the arguments', async (model) => {
+    const messages = [
+      { role: 'user', content: 'Weather?' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: deep } }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+    ];
+    const param = 'messages[1].tool_calls[0].function.arguments';
+    expect(await refusal('chat/completions', model, { messages })).toEqual({ status: 400, code: 'invalid_request', param, sent: 0 });
+    expect(await refusal('chat/completions', model, { messages, stream: true })).toEqual({ status: 400, code: 'invalid_request', param, sent: 0 });
+  });
+
+  it('gemini: a tool result nested past the body bound names the result', async () => {
+    const messages = [
+      { role: 'user', content: 'Weather?' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: deep },
+    ];
+    expect(await refusal('chat/completions', 'gemini', { messages })).toEqual({ status: 400, code: 'invalid_request', param: 'messages[2].content', sent: 0 });
+  });
+
   it('anthropic: messages with no text at all name the messages', async () => {
     expect(await refusal('chat/completions', 'anthropic', { messages: [{ role: 'user', content: ' ' }] })).toEqual({ status: 400, code: 'invalid_request', param: 'messages', sent: 0 });
   });

@@ -37,6 +37,7 @@ import type { ChatMessage, ChatRequest, ResponseFormat, TextPart } from '../../p
 import { cacheControlOf, contentBlocks, markLast, marked, plainText, pushText, unsupported } from './convert-content.js';
 import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_ROLES, toolSelection, withToolCallIds, type ToolSelection } from '../request-options.js';
 import { reasoningEffortOf } from '../reasoning-effort.js';
+import { parseClientJson } from '../client-json.js';
 import { applyThinking } from './thinking.js';
 import type {
   AnthropicCacheControl,
@@ -254,26 +255,33 @@ function assistantBlocks(m: ChatMessage, i: number, toolIds: ToolIds): Anthropic
       if (p.type === 'text') pushText(blocks, (p as TextPart).text, cacheControlOf((p as { cache_control?: unknown }).cache_control, `messages[${i}].content[${j}]`));
     });
   }
-  for (const call of m.tool_calls ?? []) {
+  const calls = m.tool_calls ?? [];
+  for (let k = 0; k < calls.length; k++) {
+    const call = calls[k]!;
     const block: AnthropicToolUseBlock = {
       type: 'tool_use',
       id: toolIds.call(call.id),
       name: call.function.name,
-      input: parseArguments(call.function.arguments),
+      input: parseArguments(call.function.arguments, `messages[${i}].tool_calls[${k}].function.arguments`),
     };
     blocks.push(block);
   }
   return blocks;
 }
 
-/** Tool input must be a JSON object; anything unparsable becomes `{}` rather than failing the turn. */
-function parseArguments(args: string): Record<string, unknown> {
+/**
+ * Tool input must be a JSON object; anything unparsable becomes `{}` rather than failing the
+ * turn. Input nested past a request body's bound is refused (client-json.ts).
+ */
+function parseArguments(args: string, param: string): Record<string, unknown> {
+  let v: unknown;
   try {
-    const v: unknown = JSON.parse(args);
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-  } catch {
-    return {};
+    v = parseClientJson(args, param);
+  } catch (err) {
+    if (err instanceof SyntaxError) return {};
+    throw err;
   }
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
 
 /**

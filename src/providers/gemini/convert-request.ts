@@ -9,6 +9,7 @@ import { parseDataUrl } from '../../protocol/data-url.js';
 import { invalidRequest } from './errors.js';
 import { responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_AND_RESULT_ROLES, toolsBesideJson, type ToolSelection } from '../request-options.js';
 import { toGeminiParameters, toGeminiSchema } from './to-gemini-schema.js';
+import { parseClientJson } from '../client-json.js';
 import { reasoningEffortOf, roomForThinking, THINKING_BUDGET } from '../reasoning-effort.js';
 import { thinkingConfigOf } from './thinking.js';
 import type {
@@ -82,7 +83,7 @@ export function toGenerateContentRequest(req: ChatRequest, model = ''): Generate
         push('user', userParts(msg.content, i));
         return;
       case 'assistant':
-        push('model', assistantParts(msg, toolNames));
+        push('model', assistantParts(msg, i, toolNames));
         callOrder.clear();
         (msg.tool_calls ?? []).forEach((c, k) => {
           if (typeof c?.id === 'string') callOrder.set(c.id, k);
@@ -96,12 +97,12 @@ export function toGenerateContentRequest(req: ChatRequest, model = ''): Generate
         }
         // A result for no call of the last assistant turn goes after those that answer one, in the order sent.
         const order = (id !== undefined ? callOrder.get(id) : undefined) ?? Number.MAX_SAFE_INTEGER;
-        responses.push({ order, part: { functionResponse: { name, response: toolResponse(msg.content) } } });
+        responses.push({ order, part: { functionResponse: { name, response: toolResponse(msg.content, `messages[${i}].content`) } } });
         return;
       }
       case 'function':
         if (typeof msg.name !== 'string') throw invalidRequest('function message needs a name', `messages[${i}].name`);
-        push('user', [{ functionResponse: { name: msg.name, response: toolResponse(msg.content) } }]);
+        push('user', [{ functionResponse: { name: msg.name, response: toolResponse(msg.content, `messages[${i}].content`) } }]);
         return;
       default:
         throw invalidRequest(`unsupported message role "${String(msg.role)}"`, `messages[${i}].role`);
@@ -201,7 +202,7 @@ export function guessMime(url: string, fallback: string): string {
   return MIME_BY_EXT[path.slice(dot + 1).toLowerCase()] ?? fallback;
 }
 
-function assistantParts(msg: ChatMessage, toolNames: Map<string, string>): GeminiPart[] {
+function assistantParts(msg: ChatMessage, i: number, toolNames: Map<string, string>): GeminiPart[] {
   const parts: GeminiPart[] = [];
   for (const text of textsOf(msg.content)) if (text) parts.push({ text });
   const calls = Array.isArray(msg.tool_calls) ? (msg.tool_calls as ToolCallWithSignature[]) : [];
@@ -209,7 +210,7 @@ function assistantParts(msg: ChatMessage, toolNames: Map<string, string>): Gemin
     const name = call.function?.name;
     if (typeof name !== 'string') return;
     if (typeof call.id === 'string') toolNames.set(call.id, name);
-    const part: GeminiPart = { functionCall: { name, args: parseArgs(call.function.arguments) } };
+    const part: GeminiPart = { functionCall: { name, args: parseArgs(call.function.arguments, `messages[${i}].tool_calls[${k}].function.arguments`) } };
     const signature = call.extra_content?.google?.thought_signature;
     // Only the first call of a parallel batch carries Gemini's signature.
     if (typeof signature === 'string' && signature) part.thoughtSignature = signature;
@@ -218,32 +219,39 @@ function assistantParts(msg: ChatMessage, toolNames: Map<string, string>): Gemin
   });
   const legacy = msg.function_call as { name?: unknown; arguments?: unknown } | undefined;
   if (legacy && typeof legacy.name === 'string') {
-    parts.push({ functionCall: { name: legacy.name, args: parseArgs(legacy.arguments) }, thoughtSignature: SKIP_THOUGHT_SIGNATURE });
+    parts.push({ functionCall: { name: legacy.name, args: parseArgs(legacy.arguments, `messages[${i}].function_call.arguments`) }, thoughtSignature: SKIP_THOUGHT_SIGNATURE });
   }
   return parts;
 }
 
-/** Gemini wants `args` as an object; unparseable history becomes `{}` rather than failing the turn. */
-function parseArgs(text: unknown): Record<string, unknown> {
+/**
+ * Gemini wants `args` as an object; unparseable history becomes `{}` rather than failing the
+ * turn. Arguments nested past a request body's bound are refused (client-json.ts).
+ */
+function parseArgs(text: unknown, param: string): Record<string, unknown> {
   if (typeof text !== 'string' || text.trim() === '') return {};
+  let v: unknown;
   try {
-    const v: unknown = JSON.parse(text);
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
-  } catch {
-    return {};
+    v = parseClientJson(text, param);
+  } catch (err) {
+    if (err instanceof SyntaxError) return {};
+    throw err;
   }
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
 }
 
-/** `response` must be a JSON object: a parsed object as is, anything else wrapped in `{content}`. */
-function toolResponse(content: ChatMessage['content']): Record<string, unknown> {
+/** `response` must be a JSON object: a parsed object as is, anything else wrapped in `{content}`. As parseArgs, too deep is refused. */
+function toolResponse(content: ChatMessage['content'], param: string): Record<string, unknown> {
   const text = textsOf(content).join('');
+  let v: unknown;
   try {
-    const v: unknown = JSON.parse(text);
-    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
-    return { content: v };
-  } catch {
-    return { content: text };
+    v = parseClientJson(text, param);
+  } catch (err) {
+    if (err instanceof SyntaxError) return { content: text };
+    throw err;
   }
+  if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
+  return { content: v };
 }
 
 function functionDeclarations(tools: FunctionTool[]): GeminiFunctionDeclaration[] {

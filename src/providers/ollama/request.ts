@@ -9,6 +9,7 @@ import { UpstreamError } from '../../resilience/upstream-error.js';
 import type { OllamaChatRequest, OllamaMessage, OllamaOptions, OllamaTool, OllamaToolCall } from './wire.js';
 import { parseDataUrl } from '../../protocol/data-url.js';
 import { reasoningEffortOf } from '../reasoning-effort.js';
+import { parseClientJson } from '../client-json.js';
 import { ollamaThinkOf } from './think.js';
 import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_AND_RESULT_ROLES, toolSelection, withToolCallIds } from '../request-options.js';
 
@@ -110,8 +111,9 @@ function parseArguments(args: string, param: string): Record<string, unknown> {
   if (args.trim() === '') return {};
   let value: unknown;
   try {
-    value = JSON.parse(args);
-  } catch {
+    value = parseClientJson(args, param);
+  } catch (err) {
+    if (!(err instanceof SyntaxError)) throw err;
     throw invalid('ollama needs tool-call arguments that are a JSON object; got invalid JSON', param);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
