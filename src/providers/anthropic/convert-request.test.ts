@@ -97,6 +97,15 @@ describe('toAnthropicRequest details', () => {
     expect(prefillTrim).toBe(' \n');
   });
 
+  it('trims a prefill with a long run of inner whitespace in linear time (a trailing-whitespace regex backtracked: 100K spaces took 4 s)', () => {
+    const text = `Answer:${' '.repeat(200_000)}x \n`;
+    const started = performance.now();
+    const { body, prefillTrim } = convert({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: text }] });
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(body.messages[1]!.content).toBe(text.slice(0, -2));
+    expect(prefillTrim).toBe(' \n');
+  });
+
   it('does not trim an assistant message that is not last', () => {
     const { body, prefillTrim } = convert({
       messages: [

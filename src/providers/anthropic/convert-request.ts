@@ -239,7 +239,10 @@ function trimFinalAssistant(turns: Turn[]): string {
   if (last === undefined || last.role !== 'assistant') return '';
   const block = last.blocks[last.blocks.length - 1];
   if (block === undefined || block.type !== 'text') return '';
-  const trimmed = block.text.replace(/\s+$/, '');
+  // trimEnd, not /\s+$/ (the same whitespace): the regex is tried from every position of a
+  // whitespace run and backtracks each time, so a prefill of 1M spaces then a letter (in a
+  // 4 MB body) held the event loop for minutes.
+  const trimmed = block.text.trimEnd();
   const dropped = block.text.slice(trimmed.length);
   // Non-final blocks were already filtered for blankness, so this one has text.
   block.text = trimmed;
