@@ -28,6 +28,17 @@ describe('parseDataUrl', () => {
     expect(parseDataUrl('data:image/png;base64,aGk-_w')).toBeUndefined(); // URL-safe base64 is not the standard's
   });
 
+  it('checks the padding as the standard places it', () => {
+    for (const ok of ['', 'aGk=', 'aGk', 'aA==', 'aA', 'aGVsbG8h']) expect(parseDataUrl(`data:;base64,${ok}`)?.base64).toBe(ok);
+    for (const bad of ['a', 'a===', 'aA=', 'aGk==', '=', 'aG=k', 'aGk\u00e9', 'aGk=aGk=']) expect(parseDataUrl(`data:;base64,${bad}`)).toBeUndefined();
+  });
+
+  it('reads an image of several megabytes (the base64 regex overflowed the stack past about 4.5 million characters)', () => {
+    const base64 = 'iVBO'.repeat(2_000_000);
+    expect(parseDataUrl(`data:image/png;base64,${base64}`)?.base64.length).toBe(base64.length);
+    expect(parseDataUrl(`data:image/png;base64,${base64}!`)).toBeUndefined();
+  });
+
   it('is undefined for what is not a data URL', () => {
     expect(parseDataUrl('https://example.com/cat.png')).toBeUndefined();
     expect(parseDataUrl('data:image/png;base64')).toBeUndefined(); // no comma

@@ -25,11 +25,30 @@ export function parseDataUrl(url: string): DataUrl | undefined {
   if (!isBase64) return { mediaType, base64: percentDecode(payload).toString('base64') };
   // The body is percent-decoded first (`%3D` is '='), then read as base64, whitespace ignored.
   const base64 = (payload.includes('%') ? percentDecode(payload).toString('latin1') : payload).replace(/\s+/g, '');
-  return BASE64.test(base64) ? { mediaType, base64 } : undefined;
+  return isStandardBase64(base64) ? { mediaType, base64 } : undefined;
 }
 
-/** Standard base64, padding optional (the standard's forgiving decode takes it without). */
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
+/** The standard base64 alphabet, by character code (below 128). */
+const ALPHABET = new Uint8Array(128);
+for (const ch of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/') ALPHABET[ch.charCodeAt(0)] = 1;
+
+/**
+ * Standard base64, padding optional (the standard's forgiving decode takes it without): the
+ * alphabet, then `==` after a last group of two or `=` after one of three. One pass, no regex:
+ * `^(?:[A-Za-z0-9+/]{4})*…$` kept a backtrack entry a group, and an image past about 4.5
+ * million characters (3.3 MB, under a raised maxBodyBytes) overflowed the stack, a 500.
+ */
+function isStandardBase64(s: string): boolean {
+  let n = s.length;
+  let pad = 0;
+  while (pad < 2 && n > 0 && s.charCodeAt(n - 1) === 0x3d /* = */) {
+    n--;
+    pad++;
+  }
+  for (let i = 0; i < n; i++) if (ALPHABET[s.charCodeAt(i)] !== 1) return false;
+  const rest = n % 4;
+  return pad === 0 ? rest !== 1 : rest === 4 - pad;
+}
 
 const hex = (c: number): number => (c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x41 && c <= 0x46 ? c - 0x37 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1);
 
