@@ -104,6 +104,19 @@ describe('a native provider refuses what it cannot express, naming the field', (
     expect(await refusal('chat/completions', 'gemini', { messages })).toEqual({ status: 400, code: 'invalid_request', param: 'messages[2].content', sent: 0 });
   });
 
+  // Consecutive user messages merge into one turn: the second's parts were appended with a
+  // spread, which overflowed the stack past about 120,000 of them (a 500 internal_error).
+  it.each<Alias>(['anthropic', 'gemini'])('%s: a message of 140,000 text parts after another of its role is sent whole', async (model) => {
+    const parts = Array.from({ length: 140_000 }, () => ({ type: 'text', text: 'a' }));
+    const res = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Read these.' }, { role: 'user', content: parts }] }),
+    });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+  });
+
   it('anthropic: messages with no text at all name the messages', async () => {
     expect(await refusal('chat/completions', 'anthropic', { messages: [{ role: 'user', content: ' ' }] })).toEqual({ status: 400, code: 'invalid_request', param: 'messages', sent: 0 });
   });

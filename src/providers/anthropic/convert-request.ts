@@ -38,6 +38,7 @@ import { cacheControlOf, contentBlocks, markLast, marked, plainText, pushText, u
 import { objectSchema, oneChoice, responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_ROLES, toolSelection, withToolCallIds, type ToolSelection } from '../request-options.js';
 import { reasoningEffortOf } from '../reasoning-effort.js';
 import { parseClientJson } from '../client-json.js';
+import { appendAll } from '../append-all.js';
 import { applyThinking } from './thinking.js';
 import type {
   AnthropicCacheControl,
@@ -80,7 +81,7 @@ export function toAnthropicRequest(
   const push = (role: Turn['role'], blocks: AnthropicContentBlock[]): void => {
     if (blocks.length === 0) return;
     const last = turns[turns.length - 1];
-    if (last !== undefined && last.role === role) last.blocks.push(...blocks);
+    if (last !== undefined && last.role === role) appendAll(last.blocks, blocks);
     else turns.push({ role, blocks });
   };
 

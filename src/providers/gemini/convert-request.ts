@@ -10,6 +10,7 @@ import { invalidRequest } from './errors.js';
 import { responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_AND_RESULT_ROLES, toolsBesideJson, type ToolSelection } from '../request-options.js';
 import { toGeminiParameters, toGeminiSchema } from './to-gemini-schema.js';
 import { parseClientJson } from '../client-json.js';
+import { appendAll } from '../append-all.js';
 import { reasoningEffortOf, roomForThinking, THINKING_BUDGET } from '../reasoning-effort.js';
 import { thinkingConfigOf } from './thinking.js';
 import type {
@@ -67,7 +68,7 @@ export function toGenerateContentRequest(req: ChatRequest, model = ''): Generate
     const last = contents[contents.length - 1];
     // Gemini wants turns to alternate; consecutive same-role messages (several
     // tool results, a user message after them) become one turn.
-    if (last && last.role === role) last.parts.push(...parts);
+    if (last && last.role === role) appendAll(last.parts, parts);
     else contents.push({ role, parts });
   };
 
