@@ -65,6 +65,13 @@ describe('toGeminiSchema', () => {
     expect(4 ** 4).toBeLessThan(MAX_SCHEMA_NODES);
   });
 
+  it('keeps a property named __proto__, and requires only properties it has', () => {
+    const schema = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"},"a":{"type":"number"}},"required":["__proto__","a","toString","type"]}');
+    expect(JSON.parse(JSON.stringify(toGeminiSchema(schema)))).toEqual(
+      JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"},"a":{"type":"number"}},"required":["__proto__","a"]}'),
+    );
+  });
+
   it('survives hostile depth without blowing the stack', () => {
     let s: Record<string, unknown> = { type: 'string' };
     for (let i = 0; i < 10_000; i++) s = { type: 'array', items: s };

@@ -167,7 +167,10 @@ function convert(s: Json, g: Conversion, refs: string[], depth: number): Json {
   }
 
   if (isObj(s.properties)) {
-    const props: Json = {};
+    // No prototype: a property named `__proto__` (JSON.parse makes it an own key) is kept as one,
+    // where assigning it to `{}` set the map's prototype instead, and `required` then kept it and
+    // inherited names (`toString`, `type`) that no property has, which Gemini refuses.
+    const props: Json = Object.create(null) as Json;
     for (const [name, sub] of Object.entries(s.properties)) {
       if (isObj(sub)) props[name] = convert(sub, g, refs, depth + 1);
       else if (sub === true) props[name] = {};
@@ -175,7 +178,7 @@ function convert(s: Json, g: Conversion, refs: string[], depth: number): Json {
     if (Object.keys(props).length > 0) {
       out.properties = props;
       if (Array.isArray(s.required)) {
-        const required = s.required.filter((r): r is string => typeof r === 'string' && r in props);
+        const required = s.required.filter((r): r is string => typeof r === 'string' && Object.hasOwn(props, r));
         if (required.length > 0) out.required = required;
       }
     }
