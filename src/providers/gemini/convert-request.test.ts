@@ -151,6 +151,8 @@ describe('toGenerateContentRequest details', () => {
   it('guesses image mime types from the URL path only', () => {
     expect(guessMime('https://x.test/a/b.PNG', 'image/jpeg')).toBe('image/png');
     expect(guessMime('https://x.test/a.gif?x=y.png', 'image/jpeg')).toBe('image/gif');
+    // Names an object has by inheritance are no extensions (found by review: Object was sent as the mimeType).
+    for (const ext of ['constructor', '__proto__', 'toString']) expect(guessMime(`https://x.test/a.${ext}`, 'image/jpeg')).toBe('image/jpeg');
     expect(guessMime('https://x.test/v1.2/photo', 'image/jpeg')).toBe('image/jpeg');
     expect(guessMime('https://x.test/doc.pdf#p=2', 'image/jpeg')).toBe('application/pdf');
   });

@@ -33,16 +33,17 @@ export const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
 /** A tool call as Gemini's OpenAI-compatible API returns it: the signature rides in `extra_content`. */
 export type ToolCallWithSignature = ToolCall & { extra_content?: { google?: { thought_signature?: string } } };
 
-const MIME_BY_EXT: Record<string, string> = {
-  png: 'image/png',
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  gif: 'image/gif',
-  webp: 'image/webp',
-  heic: 'image/heic',
-  heif: 'image/heif',
-  pdf: 'application/pdf',
-};
+/** A Map, not an object: the extension is the client's, and `.constructor` found Object's own (sent as no mimeType). */
+const MIME_BY_EXT: ReadonlyMap<string, string> = new Map([
+  ['png', 'image/png'],
+  ['jpg', 'image/jpeg'],
+  ['jpeg', 'image/jpeg'],
+  ['gif', 'image/gif'],
+  ['webp', 'image/webp'],
+  ['heic', 'image/heic'],
+  ['heif', 'image/heif'],
+  ['pdf', 'application/pdf'],
+]);
 
 /** `model`: the deployment's, which decides how `reasoning_effort` is said (thinking.ts). */
 export function toGenerateContentRequest(req: ChatRequest, model = ''): GenerateContentRequest {
@@ -200,7 +201,7 @@ export function guessMime(url: string, fallback: string): string {
   const path = url.split(/[?#]/, 1)[0]!;
   const dot = path.lastIndexOf('.');
   if (dot === -1 || dot < path.lastIndexOf('/')) return fallback;
-  return MIME_BY_EXT[path.slice(dot + 1).toLowerCase()] ?? fallback;
+  return MIME_BY_EXT.get(path.slice(dot + 1).toLowerCase()) ?? fallback;
 }
 
 function assistantParts(msg: ChatMessage, i: number, toolNames: Map<string, string>): GeminiPart[] {

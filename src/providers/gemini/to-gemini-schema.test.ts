@@ -48,6 +48,12 @@ describe('toGeminiSchema', () => {
     });
   });
 
+  it('reads a type named like an inherited member as any other unknown type (constructor threw a TypeError, a 500)', () => {
+    for (const type of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      expect(toGeminiSchema({ type: 'object', properties: { a: { type, format: 'date-time' } } })).toEqual({ type: 'object', properties: { a: { type } } });
+    }
+  });
+
   it('keeps only string enums', () => {
     expect(toGeminiSchema({ type: 'integer', enum: [1, 2] })).toEqual({ type: 'integer' });
     expect(toGeminiSchema({ enum: ['a', null] })).toEqual({ type: 'string', enum: ['a'], nullable: true });

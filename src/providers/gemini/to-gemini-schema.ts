@@ -37,11 +37,12 @@ const COPIED = [
   'propertyOrdering',
 ] as const;
 
-const FORMATS: Record<string, ReadonlySet<string>> = {
-  string: new Set(['enum', 'date-time']),
-  number: new Set(['float', 'double']),
-  integer: new Set(['int32', 'int64']),
-};
+/** A Map, not an object: the type is the client's, and `constructor` or `toString` found Object's own (a TypeError, a 500). */
+const FORMATS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  ['string', new Set(['enum', 'date-time'])],
+  ['number', new Set(['float', 'double'])],
+  ['integer', new Set(['int32', 'int64'])],
+]);
 
 /** Recursion guard for pathological (or hostile) schemas. */
 const MAX_DEPTH = 32;
@@ -154,7 +155,7 @@ function convert(s: Json, g: Conversion, refs: string[], depth: number): Json {
   for (const key of COPIED) if (s[key] !== undefined) out[key] = s[key];
   if (out.example === undefined && Array.isArray(s.examples) && s.examples.length > 0) out.example = s.examples[0];
 
-  if (typeof s.format === 'string' && type !== undefined && FORMATS[type]?.has(s.format)) out.format = s.format;
+  if (typeof s.format === 'string' && type !== undefined && FORMATS.get(type)?.has(s.format)) out.format = s.format;
 
   const values = Array.isArray(s.enum) ? s.enum : s.const !== undefined ? [s.const] : undefined;
   if (values) {
