@@ -8,7 +8,7 @@ import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall } fr
 import { parseDataUrl } from '../../protocol/data-url.js';
 import { invalidRequest } from './errors.js';
 import { responseFormat, stopSequences, textAnswer, textOnlyParts, TEXT_AND_RESULT_ROLES, toolsBesideJson, type ToolSelection } from '../request-options.js';
-import { toGeminiParameters, toGeminiSchema } from './to-gemini-schema.js';
+import { schemaBudget, toGeminiParameters, toGeminiSchema, type SchemaBudget } from './to-gemini-schema.js';
 import { parseClientJson } from '../client-json.js';
 import { appendAll } from '../append-all.js';
 import { reasoningEffortOf, roomForThinking, THINKING_BUDGET } from '../reasoning-effort.js';
@@ -122,13 +122,15 @@ export function toGenerateContentRequest(req: ChatRequest, model = ''): Generate
 
   textAnswer(req, 'gemini');
   const selection = toolsBesideJson(req, 'gemini');
+  /** One for the request's schemas together: see MAX_INLINED_NODES. */
+  const budget = schemaBudget();
   if (selection) {
-    out.tools = [{ functionDeclarations: functionDeclarations(selection.tools) }];
+    out.tools = [{ functionDeclarations: functionDeclarations(selection.tools, budget) }];
     const toolConfig = functionCallingConfig(selection);
     if (toolConfig) out.toolConfig = { functionCallingConfig: toolConfig };
   }
 
-  const generationConfig = toGenerationConfig(req);
+  const generationConfig = toGenerationConfig(req, budget);
   const effort = reasoningEffortOf(req);
   const thinking = effort === undefined ? undefined : thinkingConfigOf(effort, model);
   if (thinking) {
@@ -256,7 +258,7 @@ function toolResponse(content: ChatMessage['content'], param: string): Record<st
   return { content: v };
 }
 
-function functionDeclarations(tools: FunctionTool[]): GeminiFunctionDeclaration[] {
+function functionDeclarations(tools: FunctionTool[], budget: SchemaBudget): GeminiFunctionDeclaration[] {
   const out: GeminiFunctionDeclaration[] = [];
   tools.forEach((tool, i) => {
     if (tool.type !== 'function' || typeof tool.function?.name !== 'string') {
@@ -266,7 +268,7 @@ function functionDeclarations(tools: FunctionTool[]): GeminiFunctionDeclaration[
     if (tool.function.description) decl.description = tool.function.description;
     // OpenAI reads properties without a type as an object; Gemini requires the type.
     const given = tool.function.parameters;
-    const parameters = toGeminiParameters(given && given.type === undefined && given.properties ? { type: 'object', ...given } : given, `tools[${i}].function.parameters`);
+    const parameters = toGeminiParameters(given && given.type === undefined && given.properties ? { type: 'object', ...given } : given, `tools[${i}].function.parameters`, budget);
     if (parameters) decl.parameters = parameters;
     out.push(decl);
   });
@@ -284,7 +286,7 @@ function num(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
-function toGenerationConfig(req: ChatRequest): GeminiGenerationConfig | undefined {
+function toGenerationConfig(req: ChatRequest, budget: SchemaBudget): GeminiGenerationConfig | undefined {
   const g: GeminiGenerationConfig = {};
   const temperature = num(req.temperature);
   if (temperature !== undefined) g.temperature = temperature;
@@ -306,7 +308,7 @@ function toGenerationConfig(req: ChatRequest): GeminiGenerationConfig | undefine
   const format = responseFormat(req, 'gemini');
   if (format !== undefined) {
     g.responseMimeType = 'application/json';
-    const schema = format.type === 'json_schema' ? toGeminiSchema(format.json_schema?.schema, 'response_format.json_schema.schema') : undefined;
+    const schema = format.type === 'json_schema' ? toGeminiSchema(format.json_schema?.schema, 'response_format.json_schema.schema', budget) : undefined;
     if (schema) g.responseSchema = schema;
   }
   return Object.keys(g).length > 0 ? g : undefined;

@@ -48,19 +48,29 @@ const FORMATS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
 const MAX_DEPTH = 32;
 
 /**
- * Schema nodes one conversion may build. Depth alone does not bound it: inlining `$ref`s
- * multiplies, and a definition whose b properties each refer to the next makes b^depth
- * nodes — a 2 KB tool schema (8 definitions of 8 properties) held the event loop for 28 s
- * building half a gigabyte, and one more level ran the gateway out of memory. Far above
- * any real schema inlined; past it the request is refused as one Gemini cannot take
- * (`invalid_request`, unsent), so a candidate that takes `$ref`s as sent may still serve it.
+ * Schema nodes one request's conversions may build by inlining `$ref`s. Depth alone does not
+ * bound them: inlining multiplies, and a definition whose b properties each refer to the next
+ * makes b^depth nodes — a 2 KB tool schema (8 definitions of 8 properties) held the event loop
+ * for 28 s building half a gigabyte, and one more level ran the gateway out of memory. Counted
+ * per request, not per schema: a body of many such tools, each under a per-schema bound, would
+ * multiply it again. Nodes outside a `$ref` are the body's own (bounded by its size) and are
+ * not counted. Far above any real request's; past it the request is refused as one Gemini
+ * cannot take (`invalid_request`, unsent), so a candidate that takes `$ref`s as sent may still
+ * serve it.
  */
-export const MAX_SCHEMA_NODES = 10_000;
+export const MAX_INLINED_NODES = 100_000;
 
-/** What every level of one conversion shares: the root (for `$ref`), the nodes left, the field named when they run out. */
+/** What one request's schema conversions share: the inlined nodes they may still build. */
+export interface SchemaBudget {
+  left: number;
+}
+
+export const schemaBudget = (): SchemaBudget => ({ left: MAX_INLINED_NODES });
+
+/** What every level of one conversion shares: the root (for `$ref`), the request's budget, the field named when it runs out. */
 interface Conversion {
   root: Json;
-  left: number;
+  budget: SchemaBudget;
   param: string | null;
 }
 
@@ -69,20 +79,21 @@ function isObj(v: unknown): v is Json {
 }
 
 /**
- * Convert a whole schema; `undefined` when nothing of it survives. `param` names the
- * request field it came from, in the refusal of one that expands past MAX_SCHEMA_NODES.
+ * Convert a whole schema; `undefined` when nothing of it survives. `param` names the request
+ * field it came from, in the refusal of one that spends `budget` (the request's: see
+ * MAX_INLINED_NODES).
  */
-export function toGeminiSchema(schema: unknown, param: string | null = null): Json | undefined {
+export function toGeminiSchema(schema: unknown, param: string | null = null, budget: SchemaBudget = schemaBudget()): Json | undefined {
   if (!isObj(schema)) return undefined;
-  return convert(schema, { root: schema, left: MAX_SCHEMA_NODES, param }, [], 0);
+  return convert(schema, { root: schema, budget, param }, [], 0);
 }
 
 /**
  * Function parameters: as `toGeminiSchema`, but an object without properties
  * becomes no `parameters` at all, since Gemini rejects an empty OBJECT there.
  */
-export function toGeminiParameters(schema: unknown, param: string | null = null): Json | undefined {
-  const out = toGeminiSchema(schema, param);
+export function toGeminiParameters(schema: unknown, param: string | null = null, budget: SchemaBudget = schemaBudget()): Json | undefined {
+  const out = toGeminiSchema(schema, param, budget);
   if (!out) return undefined;
   if ((out.type === 'object' || out.type === undefined) && !isObj(out.properties) && !Array.isArray(out.anyOf)) return undefined;
   return out;
@@ -100,8 +111,9 @@ function resolveRef(root: Json, ref: string): Json | undefined {
 
 function convert(s: Json, g: Conversion, refs: string[], depth: number): Json {
   if (depth > MAX_DEPTH) return { type: 'object' };
-  if (--g.left < 0) {
-    throw invalidRequest(`the JSON schema expands past ${MAX_SCHEMA_NODES} nodes once its $refs are inlined, more than Gemini can be sent`, g.param);
+  // Inside an inlined `$ref` (refs names it): a copy, which is what multiplies.
+  if (refs.length > 0 && --g.budget.left < 0) {
+    throw invalidRequest(`the request's JSON schemas expand past ${MAX_INLINED_NODES} nodes once their $refs are inlined, more than Gemini can be sent`, g.param);
   }
 
   if (typeof s.$ref === 'string') {
