@@ -119,7 +119,6 @@ describe('scanJsonShape', () => {
 
   it('reads only plain counts from usage, and a broken one does not fail the answer', () => {
     const usage = (text: string) => scanJsonShape(b(text), 'choices')?.usage;
-    expect(usage('{"choices":[{}],"usage":{"total_tokens":tru}}')).toEqual({});
     expect(usage('{"choices":[{}],"usage":{ "prompt_tokens" : 12 , "x":{"total_tokens":99},"note":"total_tokens","completion_tokens":1.5,"total_tokens":-1}}')).toEqual({ prompt_tokens: 12 });
     expect(usage('{"choices":[{}],"usage":{"details":{"prompt_tokens":5},"prompt_tokens":0,"completion_tokens":1,"total_tokens":1}}')).toEqual({ prompt_tokens: 0, completion_tokens: 1, total_tokens: 1 });
   });
@@ -148,9 +147,73 @@ describe('scanJsonShape', () => {
     const u = '{"prompt_tokens":2000.0,"completion_tokens":1E2,"total_tokens":2.1e+3,"prompt_tokens_details":{"cached_tokens":15.00e2}}';
     expect(usage(u)).toEqual({ prompt_tokens: 2000, completion_tokens: 100, total_tokens: 2100, prompt_tokens_details: { cached_tokens: 1500 } });
     expect(usage(u)).toEqual(JSON.parse(u));
-    expect(usage('{"prompt_tokens":1.5,"completion_tokens":15e-1,"total_tokens":1e400,"prompt_tokens_details":{"cached_tokens":1.e}}')).toEqual({});
+    expect(usage('{"prompt_tokens":1.5,"completion_tokens":15e-1,"total_tokens":1e400,"prompt_tokens_details":{"cached_tokens":1.25e1}}')).toEqual({});
     // However long: read without building an argument list or a number by hand.
     expect(usage(`{"prompt_tokens":${'1'.repeat(500_000)}.0,"completion_tokens":2}`)).toEqual({ completion_tokens: 2 });
+  });
+
+  it('refuses an answer JSON.parse refuses outside its strings: a broken number or literal, a missing or extra comma or colon', () => {
+    for (const bad of [
+      '{"choices":[{}],"usage":{"total_tokens":tru}}',
+      '{"choices":[{}],"usage":{"total_tokens":1.e}}',
+      '{"choices":[{}],"usage":{"total_tokens":1-}}',
+      '{"choices":[{"a":[0.0123,-s.0456]}]}',
+      '{"choices":[{"a":1.2.3}]}',
+      '{"choices":[{"a":01}]}',
+      '{"choices":[{"a":.5}]}',
+      '{"choices":[{"a":+1}]}',
+      '{"choices":[{"a":1 2}]}',
+      '{"choices":[{"a":1}] "usage":null}',
+      '{"choices":[{"a" 1}]}',
+      '{"choices":[{"a"::1}]}',
+      '{"choices":[{"a":1,}]}',
+      '{"choices":[{},]}',
+      '{"choices":[,{}]}',
+      '{,"choices":[{}]}',
+      '{"choices":[{}],}',
+      '{"choices":[{"a":nul}]}',
+      '{"choices":[{"a":truex}]}',
+      '{"choices":[{"a":"x" "b"}]}',
+      '{"choices":[{"a"}]}',
+      '{"choices":[{1:2}]}',
+      '{"choices":[{}]:1}',
+      '{"choices":[{"a":[1,2}]}',
+    ]) {
+      expect(() => JSON.parse(bad), bad).toThrow();
+      expect(scanJsonShape(b(bad), 'choices'), bad).toBeUndefined();
+    }
+  });
+
+  it('agrees with JSON.parse on every byte outside the strings of an answer changed to any other', () => {
+    // An upstream's answer with one byte flipped is forwarded only if the client's parser reads it.
+    const valid = (text: string) => {
+      try {
+        const v = JSON.parse(text) as { choices?: unknown };
+        const first = Array.isArray(v?.choices) ? v.choices[0] : undefined;
+        return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof first === 'object' && first !== null && !Array.isArray(first);
+      } catch {
+        return false;
+      }
+    };
+    const answer = JSON.stringify({ ...completion, choices: [{ ...completion.choices[0], logprobs: null, n: [-1.5e3, 0, 2.25, true, false] }] });
+    for (const text of [answer, JSON.stringify(JSON.parse(answer), null, 1)]) {
+      // The offsets outside strings.
+      const outside: number[] = [];
+      for (let i = 0, inString = false; i < text.length; i++) {
+        const c = text[i];
+        if (inString) {
+          if (c === '\\') i++;
+          else if (c === '"') inString = false;
+        } else if (c === '"') inString = true;
+        else outside.push(i);
+      }
+      for (const at of outside) {
+        for (const ch of ' \n,:{}[]"0123456789.eE+-truefalsnNIx') {
+          const changed = text.slice(0, at) + ch + text.slice(at + 1);
+          expect(scanJsonShape(b(changed), 'choices') !== undefined, changed).toBe(valid(changed));
+        }
+      }
+    }
   });
 
   it('bounds nesting', () => {
@@ -185,7 +248,7 @@ describe('scanJsonShape counting the items of its array', () => {
   });
 
   it('refuses an index repeated, out of range or not a plain integer', () => {
-    const bad: (number | string)[][] = [[0, 0], [0, 2], [1, 1], ['"0"', 1], [-1, 0], [0, '1.5'], [0, '1e0'], [0, '1-'], ['null', 0], ['{"a":1}', 1], ['[0]', 1], [0, '12345678901234567890']];
+    const bad: (number | string)[][] = [[0, 0], [0, 2], [1, 1], ['"0"', 1], [-1, 0], [0, '1.5'], [0, '1e0'], ['null', 0], ['{"a":1}', 1], ['[0]', 1], [0, '12345678901234567890']];
     for (const indexes of bad) {
       const text = answer(...indexes.map((x) => item(x)));
       expect(count(text, 2), text).toEqual({ items: 2, itemsFit: false });

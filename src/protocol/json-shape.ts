@@ -15,12 +15,15 @@
  * What the scan proves: the bytes are one object whose brackets and strings
  * are balanced and properly closed, with nothing but whitespace around it,
  * its top level has `field` holding an array whose first item is an
- * object, and every byte outside its strings is one a JSON document can hold
- * there. That last check is what keeps Python's `NaN`, `Infinity` and
- * `-Infinity` (json.dumps writes them for a float that is one, as a server's
- * logprob of -inf) from reaching a client whose JSON.parse throws on them. Its
- * grammar is not checked further (`tru`, `1.2.3` or a missing comma pass); a
- * truncated, HTML, empty or error-shaped answer is refused.
+ * object, and everything outside its strings follows JSON's grammar (commas,
+ * colons, member names, numbers and the three literals where they may stand)
+ * — what a client's JSON.parse reads outside strings, the scan reads. That keeps
+ * Python's `NaN`, `Infinity` and `-Infinity` (json.dumps writes them for a float
+ * that is one, as a server's logprob of -inf) and an answer with a byte flipped
+ * (`-s.0456`, a missing comma) from reaching a client whose parser throws on them:
+ * the attempt fails over instead. Inside strings only the escapes that end one are
+ * read; a raw control character there still passes. A truncated, HTML, empty or
+ * error-shaped answer is refused.
  *
  * Asked how many items to expect (embeddings: one vector per input), the same
  * pass also counts the array's items and reads each one's `index`: a client
@@ -62,13 +65,47 @@ const MAX_DEPTH = 256;
 const closers = new Uint8Array(MAX_DEPTH);
 
 /**
- * The bytes no JSON document holds outside a string: control characters other than
- * whitespace, and every letter not in `true`, `false`, `null` or an exponent. One table
- * load a byte outside strings; the bytes inside them are skipped by indexOf as before.
+ * The grammar's states between two tokens outside strings: a value may start (after a colon
+ * or a comma in an array; and after an opening `[`, where a close may come instead), a member
+ * name may start (after a comma in an object; after `{`, or its close), a colon must come, or
+ * a comma or a close must (after a value). Ordered so that "a value may start" is `<= S_VALUE_OR_CLOSE`.
  */
-const NOT_JSON = new Uint8Array(256);
-for (let c = 0; c < 256; c++) NOT_JSON[c] = 1;
-for (const ch of ' \t\n\r{}[],:0123456789+-.eEtruefalsn') NOT_JSON[ch.charCodeAt(0)] = 0;
+const S_VALUE = 0;
+const S_VALUE_OR_CLOSE = 1;
+const S_KEY = 2;
+const S_KEY_OR_CLOSE = 3;
+const S_COLON = 4;
+const S_AFTER_VALUE = 5;
+
+const isDigit = (c: number | undefined) => c !== undefined && c >= 0x30 && c <= 0x39;
+
+/**
+ * The offset just past the number or literal (`true`, `false`, `null`) starting at `i`, or -1
+ * when none starts there: JSON's number grammar, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?.
+ * What may follow it is the caller's to check (a comma, a close or whitespace).
+ */
+function scalarEnd(b: Uint8Array, i: number): number {
+  const c = b[i]!;
+  // Byte by byte, no loop over a word: this runs for every number and literal of an answer.
+  if (c === 0x6e) return b[i + 1] === 0x75 && b[i + 2] === 0x6c && b[i + 3] === 0x6c ? i + 4 : -1; // null
+  if (c === 0x74) return b[i + 1] === 0x72 && b[i + 2] === 0x75 && b[i + 3] === 0x65 ? i + 4 : -1; // true
+  if (c === 0x66) return b[i + 1] === 0x61 && b[i + 2] === 0x6c && b[i + 3] === 0x73 && b[i + 4] === 0x65 ? i + 5 : -1; // false
+  let j = c === 0x2d ? i + 1 : i;
+  if (b[j] === 0x30) j++;
+  else if (isDigit(b[j]) && b[j] !== 0x30) while (isDigit(b[j])) j++;
+  else return -1;
+  if (b[j] === 0x2e) {
+    if (!isDigit(b[++j])) return -1;
+    while (isDigit(b[j])) j++;
+  }
+  if (b[j] === 0x65 || b[j] === 0x45) {
+    j++;
+    if (b[j] === 0x2b || b[j] === 0x2d) j++;
+    if (!isDigit(b[j])) return -1;
+    while (isDigit(b[j])) j++;
+  }
+  return j;
+}
 
 const isWs = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
@@ -131,16 +168,19 @@ export function scanJsonShape(b: Uint8Array, field: string, expected?: number): 
   let seen: Uint32Array | undefined;
   let gen = 0;
   let indexed = false; // the item being scanned carried its `index`
+  /** What the grammar lets come next (the S_ constants): the answer must be JSON as a client's parser reads it. */
+  let state = S_VALUE;
   for (; i < n; i++) {
     const c = b[i]!;
     if (c === QUOTE) {
       const end = stringEnd(b, i);
       if (end === -1) return undefined;
-      if (depth === 1) {
-        // A top-level string followed by ':' is a member name.
-        let j = end + 1;
-        while (j < n && isWs(b[j]!)) j++;
-        if (b[j] === COLON) {
+      if (state === S_KEY || state === S_KEY_OR_CLOSE) {
+        // A member name: a colon follows.
+        if (depth === 1) {
+          let j = end + 1;
+          while (j < n && isWs(b[j]!)) j++;
+          if (b[j] !== COLON) return undefined;
           const key = keyIs(b, i + 1, end, field) ? 1 : keyIs(b, i + 1, end, 'usage') ? 2 : 0;
           j++;
           while (j < n && isWs(b[j]!)) j++;
@@ -159,33 +199,41 @@ export function scanJsonShape(b: Uint8Array, field: string, expected?: number): 
             usageTo = -1;
           }
           i = j - 1; // the value is scanned next
+          state = S_VALUE;
           continue;
         }
-      } else if (inField && depth === 3 && keyIs(b, i + 1, end, 'index')) {
-        // An item's `index` member (a value spelled "index" is followed by no colon).
-        let j = end + 1;
-        while (j < n && isWs(b[j]!)) j++;
-        if (b[j] === COLON) {
+        if (inField && depth === 3 && keyIs(b, i + 1, end, 'index')) {
+          // An item's `index` member.
+          let j = end + 1;
+          while (j < n && isWs(b[j]!)) j++;
+          if (b[j] !== COLON) return undefined;
           j = indexAfter(b, j + 1, seen!, gen);
           if (j !== -1) {
             indexed = true;
             i = j - 1;
+            state = S_AFTER_VALUE;
             continue;
           }
           fit = false; // and the value is scanned on as any value is
         }
-      }
+        state = S_COLON;
+      } else if (state <= S_VALUE_OR_CLOSE) state = S_AFTER_VALUE;
+      else return undefined;
       i = end;
     } else if (c === OPEN_OBJ || c === OPEN_ARR) {
-      if (depth === MAX_DEPTH) return undefined;
+      if (state > S_VALUE_OR_CLOSE || depth === MAX_DEPTH) return undefined;
       // The array's first item is an object (hasField says so); each after one is checked at its close.
       if (inField && depth === 2) {
         items++;
         indexed = false;
       }
       closers[depth++] = c === OPEN_OBJ ? CLOSE_OBJ : CLOSE_ARR;
+      state = c === OPEN_OBJ ? S_KEY_OR_CLOSE : S_VALUE_OR_CLOSE;
     } else if (c === CLOSE_OBJ || c === CLOSE_ARR) {
+      // After a value, or at once: `{}`, `[]`.
+      if (state !== S_AFTER_VALUE && state !== (c === CLOSE_OBJ ? S_KEY_OR_CLOSE : S_VALUE_OR_CLOSE)) return undefined;
       if (depth === 0 || closers[--depth] !== c) return undefined;
+      state = S_AFTER_VALUE;
       if (inField) {
         if (depth === 1) inField = false;
         else if (depth === 2) {
@@ -206,7 +254,20 @@ export function scanJsonShape(b: Uint8Array, field: string, expected?: number): 
         if (expected === undefined) return { usage: usageOf(b, usageFrom, usageTo) };
         return { usage: usageOf(b, usageFrom, usageTo), items, itemsFit: fit };
       }
-    } else if (NOT_JSON[c] === 1) return undefined;
+    } else if (c === COMMA) {
+      if (state !== S_AFTER_VALUE) return undefined;
+      state = closers[depth - 1] === CLOSE_OBJ ? S_KEY : S_VALUE;
+    } else if (c === COLON) {
+      if (state !== S_COLON) return undefined;
+      state = S_VALUE;
+    } else if (!isWs(c)) {
+      // A number or a literal, whole: `tru`, `1.2.3`, `NaN` and a byte flipped into one end the scan.
+      if (state > S_VALUE_OR_CLOSE) return undefined;
+      const end = scalarEnd(b, i);
+      if (end === -1) return undefined;
+      i = end - 1;
+      state = S_AFTER_VALUE;
+    }
   }
   return undefined; // never closed: truncated
 }
