@@ -93,6 +93,22 @@ describe('odd upstream streams', () => {
     expect(r.values.at(-1)).toBe('[DONE]');
   });
 
+  it('an event over several data: lines is relayed as its own text, not re-serialised: a deeply nested member does not fail a healthy stream', async () => {
+    // JSON.parse reads any depth; JSON.stringify recurses and overflows the stack a few thousand levels down.
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    const r = await streamThrough(async (res) => {
+      sseHead(res);
+      res.write(chunk('m', { role: 'assistant', content: 'Hello' }));
+      res.write(`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",\ndata: "choices":[{"index":0,"delta":{"content":" world","x":${deep}},"finish_reason":null}]}\n\n`);
+      res.write(chunk('m', {}, 'stop'));
+      res.end('data: [DONE]\n\n');
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).not.toContain('"error"');
+    expect(contentOf(r.values)).toBe('Hello world');
+    expect(r.values.at(-1)).toBe('[DONE]');
+  });
+
   const ev = (choices: unknown) => `data: ${JSON.stringify({ id: 'c5', object: 'chat.completion.chunk', created: 1, model: 'm', choices })}\n\n`;
   for (const [label, before, after] of [
     ['whose choices hold a null', ev([null]), ev([null])],

@@ -39,6 +39,9 @@ function isObjectList(list: unknown): boolean {
   }
   return true;
 }
+/** The line ends SseParser joins a multi-line event's `data:` lines with. */
+const JOINED_LINES = /\n/g;
+
 /** Parsed chunks a stream may spend learning a chunk template before its events count as not alike. */
 const LEARN_TRIES = 4;
 
@@ -192,8 +195,7 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
   /**
    * A chunk, or undefined for a malformed event (counted, skipped). Error events throw.
    * `multiline`: the event's JSON came in several `data:` lines, joined with newlines,
-   * so its text cannot be forwarded as one `data:` line (the chunk is re-serialised)
-   * and is no template's shape.
+   * so its text is forwarded with those newlines as spaces, and is no template's shape.
    */
   private parse(data: string, multiline: boolean): WithRaw<ChatCompletionChunk> | undefined {
     if (this.template !== undefined && !multiline) {
@@ -225,7 +227,14 @@ export class OpenAIChunkStream implements ChunkStream, AsyncIterator<ChatComplet
       return undefined;
     }
     const chunk = obj as unknown as WithRaw<ChatCompletionChunk>;
-    if (multiline) return chunk;
+    if (multiline) {
+      // It parsed, so each \n the lines were joined with lies between two tokens (JSON has
+      // no raw newline inside a string): as a space the text is the same JSON on one line,
+      // relayed as it came. Re-serialised instead, a member nested some thousands deep
+      // overflowed JSON.stringify's stack and a healthy stream failed as `stream_error`.
+      chunk[RAW_JSON] = data.replace(JOINED_LINES, ' ');
+      return chunk;
+    }
     if (this.learnTries > 0) {
       this.learnTries--;
       this.template = ChunkTemplate.learn(chunk, data) ?? this.template;
