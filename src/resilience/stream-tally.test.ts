@@ -80,7 +80,8 @@ describe('StreamTally', () => {
     const out = t.take(c)!;
     expect(out.id).toBe('resp-id');
     expect(out.choices[0]!.delta).toEqual({ content: 'more' });
-    expect((out as WithRaw<ChatCompletionChunk>)[RAW_JSON]).toBeUndefined();
+    // Its raw text is the relabelled chunk's, not the upstream's.
+    expect((out as WithRaw<ChatCompletionChunk>)[RAW_JSON]).toBe(JSON.stringify(out));
     t.take(usageOnly(3, 1));
     t.closeAttempt(100);
     expect(t.usageOut()).toMatchObject({ id: 'resp-id', choices: [], usage: { prompt_tokens: 103, completion_tokens: 11, total_tokens: 114 } });
@@ -212,5 +213,20 @@ describe('StreamTally', () => {
     t.continueAnswer(['END']);
     expect(t.take(chunk({ content: 'N' }))).toBeUndefined();
     expect(t.progressed).toBe(true);
+  });
+});
+
+describe('StreamTally, a chunk it cannot relay', () => {
+  const deep = () => JSON.parse('['.repeat(20_000) + ']'.repeat(20_000)) as unknown;
+  it('usage beside a finish, with a member nested too deep to serialise: the attempt fails as the upstream\'s, and neither its finish nor its text counts', () => {
+    const t = new StreamTally('resp-id', 'm', 1, true);
+    t.take(chunk({ content: 'Hello' }));
+    const delta: Record<string, unknown> = { content: ' world' };
+    const c = chunk(delta, 'stop');
+    delta.x = deep(); // as JSON.parse makes it from the upstream's text
+    c.usage = { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 };
+    expect(() => t.take(c)).toThrow(/too deeply nested/);
+    expect(t.finished).toBe(false);
+    expect(t.delivered()).toBe('Hello');
   });
 });

@@ -10,6 +10,7 @@ import { textTokens } from '../protocol/text-weight.js';
 import { callChars, callTokens, tokenCount } from '../protocol/token-count.js';
 import { RAW_JSON, type WithRaw } from '../providers/types.js';
 import { HOLD, STOP, StopAcrossCut, longestStop } from './stop-across-cut.js';
+import { UpstreamError } from './upstream-error.js';
 
 /** First size of the delivered-text buffer, in bytes (UTF-16: two a character). */
 const TEXT_START_BYTES = 256;
@@ -141,6 +142,10 @@ export class StreamTally {
       this.progressed = true; // held back, but text all the same (atSeam holds only a piece that has some)
       return undefined;
     }
+    const usage = chunk.usage != null;
+    // Rewritten (and serialised) before anything of it is counted or kept: one that cannot be
+    // relayed fails the attempt, and its text must be in neither the resume's prefill nor the finish.
+    if (this.continuation || usage) this.rewrite(chunk);
     let content = false;
     /** Reasoning beside the answer: progress, but not `content` (a continuation passes on none, as before). */
     let reasoning = false;
@@ -184,38 +189,53 @@ export class StreamTally {
         }
         // A refusal is the answer too (as at the commit point): a continuation's was dropped unseen.
         if (typeof d.refusal === 'string' && d.refusal.length > 0) content = true;
-        if (this.continuation && d.role) delete d.role;
       }
       if (ch.finish_reason) {
         content = true;
         this.finish(ch.index);
       }
     }
-    this.progressed = content || reasoning || chunk.usage != null;
+    this.progressed = content || reasoning || usage;
     // Kept only when it changed: each chunk's own copy of the same name would outlive the wait for the next.
     // Only a name: a chunk relayed as it came may carry anything there, and the usage chunk the gateway
     // writes with it could not be serialised from an array nested some thousands deep (the stream failed).
     const model = chunk.model;
     if (typeof model === 'string' && model !== this.lastModel) this.lastModel = model;
+    if (this.continuation && !content) return undefined;
+    return chunk;
+  }
+
+  /**
+   * A chunk with choices that cannot go out as it came, re-serialised here as its raw text:
+   * - a continuation's: one response, one id and one creation time, and no second role.
+   *   Another deployment's adapter stamps its own `created`, and a client that keeps the last
+   *   chunk's fields (the openai SDK's stream helper) saw the time jump mid-answer.
+   * - usage beside choices (vLLM and other OpenAI-compatible servers put it on the finish
+   *   chunk): the gateway's to report, as every other usage is, on the usage-only chunk at the
+   *   end when the client asked (include_usage), summing every attempt. Passed on, a client that
+   *   asked read two usage objects and one that did not read one anyway (the gateway always asks
+   *   its upstream). Once a stream.
+   * Serialised here, not by the SSE writer: an upstream member nested some thousands deep
+   * (JSON.parse reads any depth) overflows JSON.stringify's stack, and that is the upstream's
+   * fault, failing its attempt (resumed, or a stream_broken naming it) — in the writer it was
+   * an unclassified stream_error, traced as the client leaving.
+   */
+  private rewrite(chunk: WithRaw<ChatCompletionChunk>): void {
     if (this.continuation) {
-      if (!content) return undefined;
-      // One response, one id and one creation time: continuation chunks are re-labelled (and so
-      // re-serialised). Another deployment's adapter stamps its own `created`, and a client that
-      // keeps the last chunk's fields (the openai SDK's stream helper) saw the time jump mid-answer.
       chunk.id = this.id;
       chunk.created = this.created;
-      delete chunk[RAW_JSON];
+      const choices = chunk.choices;
+      for (let i = 0; i < choices.length; i++) {
+        const d = choices[i]!.delta;
+        if (d && d.role) delete d.role;
+      }
     }
-    // Usage on a chunk with choices (vLLM and other OpenAI-compatible servers put it on the
-    // finish chunk) is the gateway's to report, as every other usage is: on the usage-only
-    // chunk at the end, when the client asked (include_usage), summing every attempt. Passed
-    // on, a client that asked read two usage objects and one that did not read one anyway
-    // (the gateway always asks its upstream). Re-serialised without it: once a stream.
-    if (chunk.usage != null) {
-      chunk.usage = null;
-      delete chunk[RAW_JSON];
+    if (chunk.usage != null) chunk.usage = null;
+    try {
+      chunk[RAW_JSON] = JSON.stringify(chunk);
+    } catch {
+      throw new UpstreamError({ category: 'server', message: 'upstream sent a chunk too deeply nested to relay' });
     }
-    return chunk;
   }
 
   /**

@@ -109,6 +109,23 @@ describe('odd upstream streams', () => {
     expect(r.values.at(-1)).toBe('[DONE]');
   });
 
+  it('a chunk the gateway must rewrite (usage beside its choices) that cannot be serialised fails as the upstream\'s fault, never as the gateway\'s', async () => {
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    const r = await streamThrough(async (res) => {
+      sseHead(res);
+      res.write(chunk('m', { role: 'assistant', content: 'Hello' }));
+      res.end(
+        `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"x":${deep}},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}\n\ndata: [DONE]\n\n`,
+      );
+    });
+    expect(r.status).toBe(200);
+    // Not [DONE] after an answer whose finish never reached the client, nor the gateway's own stream_error.
+    expect(r.values).not.toContain('[DONE]');
+    const last = r.values.at(-1) as { error?: { code?: string; message?: string } };
+    expect(last.error?.code).toBe('stream_broken');
+    expect(last.error?.message).toContain('server');
+  });
+
   const ev = (choices: unknown) => `data: ${JSON.stringify({ id: 'c5', object: 'chat.completion.chunk', created: 1, model: 'm', choices })}\n\n`;
   for (const [label, before, after] of [
     ['whose choices hold a null', ev([null]), ev([null])],
