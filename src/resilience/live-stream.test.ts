@@ -38,7 +38,7 @@ const fakeLease = () => ({ reconcile: vi.fn(), cancel: vi.fn(), learn: vi.fn() }
 
 function attempted(pending: ChatCompletionChunk[], iterator: AsyncIterator<ChatCompletionChunk>): Attempted<Committed> & { lease: ReturnType<typeof fakeLease>; scope: ReturnType<typeof fakeScope> } {
   const scope = fakeScope();
-  const value: Committed = { stream: { headers: {}, malformed: 0, [Symbol.asyncIterator]: () => iterator }, iterator, pending, ttftMs: 1, ended: false };
+  const value: Committed = { stream: { headers: {}, malformed: 0, [Symbol.asyncIterator]: () => iterator }, iterator, pending, ttftMs: 1 };
   const trace: AttemptTrace = { provider: 'p', model: 'm', status: 200, errorType: null, latencyMs: 1, ttftMs: 1 };
   return { value, candidate, scope: scope as unknown as AttemptScope & typeof scope, lease: fakeLease(), trace };
 }

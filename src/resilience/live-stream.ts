@@ -159,8 +159,8 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
             }
             c.pending.length = 0;
             this.pi = 0;
-            this.upstreamDone = c.ended;
-            this.phase = c.ended ? 'closing' : 'upstream';
+            this.upstreamDone = false;
+            this.phase = 'upstream';
             break;
           }
           case 'upstream': {

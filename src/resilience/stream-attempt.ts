@@ -16,8 +16,6 @@ export interface Committed {
   /** Chunks held back until the commit point, the committing one last. */
   pending: ChatCompletionChunk[];
   ttftMs: number;
-  /** The upstream finished before or at the commit point. */
-  ended: boolean;
 }
 
 /**
@@ -89,7 +87,6 @@ export async function openUntilCommit(input: AttemptInput, req: ChatRequest, req
   input.lease?.learn(stream.headers);
   const iterator = stream[Symbol.asyncIterator]();
   const pending: ChatCompletionChunk[] = [];
-  let ended = false;
   let heldChars = 0;
   let thinking = false;
   // A throw here has already released the upstream socket (the adapter's generator finally).
@@ -97,8 +94,11 @@ export async function openUntilCommit(input: AttemptInput, req: ChatRequest, req
     for (;;) {
       const r = await iterator.next();
       if (r.done) {
-        ended = true;
-        break;
+        // Ended cleanly (an OpenAI-format `[DONE]`) before any content, call, refusal or finish:
+        // no answer, as a native adapter's empty candidate is. Committed, the client got an empty
+        // 200 while another candidate could have answered, and a resume's continuation that said
+        // nothing ended the answer as if complete.
+        throw new UpstreamError({ category: 'server', message: 'upstream ended its stream without an answer' });
       }
       pending.push(r.value);
       if (isCommitChunk(r.value)) break;
@@ -135,5 +135,5 @@ export async function openUntilCommit(input: AttemptInput, req: ChatRequest, req
   }
   const ttftMs = Math.round((performance.now() - t0) * 1000) / 1000;
   input.trace.ttftMs = ttftMs;
-  return { stream, iterator, pending, ttftMs, ended };
+  return { stream, iterator, pending, ttftMs };
 }

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startChatOver } from '../helpers/gateway.js';
-import { chunk, sleep, sseHead, startRawUpstream, type RawHandler } from '../helpers/raw-upstream.js';
+import { chunk, sleep, sseHead, startRawUpstream, usageChunk, type RawHandler } from '../helpers/raw-upstream.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -285,6 +285,21 @@ describe('odd upstream streams', () => {
     await expectRefusedAsServer(upstream.url);
     await expect.poll(() => released).toBe(true);
   });
+
+  for (const [label, body] of [
+    ['a role chunk, then [DONE]', chunk('m', { role: 'assistant', content: '' }) + 'data: [DONE]\n\n'],
+    ['[DONE] alone', 'data: [DONE]\n\n'],
+    ['only a usage chunk, then [DONE]', usageChunk('m', 5, 0) + 'data: [DONE]\n\n'],
+  ] as const) {
+    it(`a stream that ends cleanly with no answer at all (${label}) is no answer: the attempt fails as the upstream's fault, not an empty 200`, async () => {
+      const upstream = await startRawUpstream((res) => {
+        sseHead(res);
+        res.end(body);
+      });
+      closers.push(() => upstream.close());
+      await expectRefusedAsServer(upstream.url);
+    });
+  }
 
   it('a model\'s reasoning before its answer (thousands of reasoning_content deltas) is still held and delivered whole', async () => {
     const r = await streamThrough(async (res) => {
