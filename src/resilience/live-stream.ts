@@ -110,11 +110,15 @@ export class LiveStream implements AsyncIterable<ChatCompletionChunk>, StreamRea
 
   constructor(first: Attempted<Committed>, private readonly o: LiveStreamOptions) {
     this.cur = first;
-    const head = first.value.pending[0];
+    // The upstream's first chunk labels the chunks the gateway writes itself (the usage chunk, a
+    // continuation's), when its fields are what they should be: relayed as it came, a chunk may
+    // carry anything there, and an array nested some thousands deep failed that usage chunk's
+    // serialisation (a healthy stream ended in stream_error).
+    const head = first.value.pending[0] as Partial<Record<'id' | 'model' | 'created', unknown>> | undefined;
     this.tally = new StreamTally(
-      head?.id ?? `chatcmpl-${o.run.id}`,
-      head?.model ?? first.candidate.deployment.model,
-      head?.created ?? Math.floor(o.run.startedAt / 1000),
+      typeof head?.id === 'string' ? head.id : `chatcmpl-${o.run.id}`,
+      typeof head?.model === 'string' ? head.model : first.candidate.deployment.model,
+      typeof head?.created === 'number' && Number.isFinite(head.created) ? head.created : Math.floor(o.run.startedAt / 1000),
       o.cfg.streamResume,
       o.choices,
     );

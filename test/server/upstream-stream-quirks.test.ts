@@ -126,6 +126,27 @@ describe('odd upstream streams', () => {
     expect(last.error?.message).toContain('server');
   });
 
+  it('the first chunk\'s id, created and model are taken for the gateway\'s own usage chunk only when they are a string, a number, a string', async () => {
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    const r = await streamThrough(
+      async (res) => {
+        sseHead(res);
+        res.write(`data: {"id":${deep},"object":"chat.completion.chunk","created":{"s":1},"model":${deep},"choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}\n\n`);
+        res.end(chunk('m', {}, 'stop') + 'data: [DONE]\n\n'); // no usage: the gateway writes the usage chunk itself
+      },
+      {},
+      { stream_options: { include_usage: true } },
+    );
+    expect(r.status).toBe(200);
+    expect(r.body).not.toContain('"error"');
+    expect(r.values.at(-1)).toBe('[DONE]');
+    const usage = r.values.at(-2) as { id: unknown; created: unknown; model: unknown; usage: unknown };
+    expect(usage.usage).toBeTruthy();
+    expect(typeof usage.id).toBe('string');
+    expect(typeof usage.created).toBe('number');
+    expect(usage.model).toBe('m');
+  });
+
   const ev = (choices: unknown) => `data: ${JSON.stringify({ id: 'c5', object: 'chat.completion.chunk', created: 1, model: 'm', choices })}\n\n`;
   for (const [label, before, after] of [
     ['whose choices hold a null', ev([null]), ev([null])],
