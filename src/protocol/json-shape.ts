@@ -92,7 +92,7 @@ function scalarEnd(b: Uint8Array, i: number): number {
   if (c === 0x66) return b[i + 1] === 0x61 && b[i + 2] === 0x6c && b[i + 3] === 0x73 && b[i + 4] === 0x65 ? i + 5 : -1; // false
   let j = c === 0x2d ? i + 1 : i;
   if (b[j] === 0x30) j++;
-  else if (isDigit(b[j]) && b[j] !== 0x30) while (isDigit(b[j])) j++;
+  else if (isDigit(b[j])) while (isDigit(b[j])) j++;
   else return -1;
   if (b[j] === 0x2e) {
     if (!isDigit(b[++j])) return -1;

@@ -50,9 +50,10 @@ describe('openai client → gateway → cohere', () => {
   it('reasoning_effort reaches a reasoning model as thinking, whose content comes back as reasoning_content, buffered and streamed', async () => {
     const reply = { kind: 'message' as const, thinking: 'Lyon is in France.', text: 'Sunny.' };
     t.upstream.enqueue(reply, reply);
-    const params = { model: 'reasoning', messages: [{ role: 'user' as const, content: 'Weather in Lyon?' }], reasoning_effort: 'medium' as const };
+    const params = { model: 'reasoning', messages: [{ role: 'user' as const, content: 'Weather in Lyon?' }], reasoning_effort: 'medium' as const, max_tokens: 300 };
     await expectReasoningBothWays(t.client, params, 'Sunny.', 'Lyon is in France.');
-    for (const rec of t.upstream.requests.slice(-2)) expect(rec.body).toMatchObject({ thinking: { type: 'enabled', token_budget: 8192 } });
+    // Cohere counts the thinking in max_tokens: the client's 300 stay the answer's, the budget goes on top.
+    for (const rec of t.upstream.requests.slice(-2)) expect(rec.body).toMatchObject({ thinking: { type: 'enabled', token_budget: 8192 }, max_tokens: 8492 });
   });
 
   it('reasoning_effort to a model that does not reason is not sent (the server refuses thinking there)', async () => {
