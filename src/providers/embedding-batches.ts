@@ -9,8 +9,8 @@
  * attempt reached the upstream whatever the failing call's own error (a
  * refused connection alone would give the capacity of every call back). The
  * pacer takes capacity for every call before the first goes (the adapter's
- * `embeddingBatch`; core/gateway.ts embeddingCalls): at most 21 for the
- * largest request OpenAI allows (docs/rate-limits.md).
+ * `embeddingBatch`; core/gateway.ts embeddingCalls): for the largest request
+ * OpenAI allows, 21 to Gemini and 22 to Cohere (docs/rate-limits.md).
  */
 import { Cancellation, type Signal } from '../core/signal.js';
 import type { EmbeddingsResponse } from '../protocol/openai.js';

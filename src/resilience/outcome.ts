@@ -87,7 +87,9 @@ export function clientErrorFor(err: UpstreamError): GatewayError {
       // the gateway's own limit (Groq says the same as OpenAI's 429 with a 413).
       const tooLargeForTpm = s === 413 && exceedsTokenLimit(err.message);
       const status = s !== undefined && s >= 400 && s < 500 && s !== 429 && !tooLargeForTpm ? s : 400;
-      return new GatewayError(status, 'invalid_request', err.message, err.param ?? null);
+      // The status keeps the contract's pairing: an upstream's 413 (a body larger than it takes) is the
+      // client's `payload_too_large`, as the gateway's own bound is; every other refusal `invalid_request`.
+      return new GatewayError(status, status === 413 ? 'payload_too_large' : 'invalid_request', err.message, err.param ?? null);
     }
   }
 }

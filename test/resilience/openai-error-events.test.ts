@@ -190,16 +190,17 @@ for (const transport of ['stream', 'buffered'] as const) {
       expect([hitsOf('p1'), hitsOf('small'), hitsOf('big')]).toEqual([1, 0, 0]);
     });
 
-    for (const [label, body, status] of [
-      ['LiteLLM: code "413"', { error: { message: 'Request body too large for this deployment', type: 'None', param: 'None', code: '413' } }, 413],
-      ['vLLM: code 422', { error: { object: 'error', message: 'Unprocessable request: unknown field', type: 'BadRequestError', param: null, code: 422 } }, 422],
+    // The code is the contract's for the status: 413 is payload_too_large wherever the limit is.
+    for (const [label, body, status, code] of [
+      ['LiteLLM: code "413"', { error: { message: 'Request body too large for this deployment', type: 'None', param: 'None', code: '413' } }, 413, 'payload_too_large'],
+      ['vLLM: code 422', { error: { object: 'error', message: 'Unprocessable request: unknown field', type: 'BadRequestError', param: null, code: 422 } }, 422, 'invalid_request'],
     ] as const) {
-      it(`${label}: the chain ends with the status the error names, not a bare 400`, async () => {
+      it(`${label}: the chain ends with the status the error names, not a bare 400, and that status's code`, async () => {
         failure = body;
         const g = await start({ maxRetries: 2 });
         const seen = await ask(g, transport);
         expect(seen.status).toBe(status);
-        expect(seen.error).toMatchObject({ code: 'invalid_request', message: body.error.message });
+        expect(seen.error).toMatchObject({ code, message: body.error.message });
         expect(seen.trace).toEqual([['p1', 'invalid_request']]);
         expect([hitsOf('p1'), hitsOf('small'), hitsOf('big')]).toEqual([1, 0, 0]);
       });
