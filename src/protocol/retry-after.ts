@@ -25,6 +25,18 @@ export function plausibleRetryAfterMs(ms: number | undefined): number | undefine
 /** The headers read here, in the order they are read. */
 export const RETRY_AFTER_HEADERS = ['retry-after-ms', 'retry-after'] as const;
 
+/**
+ * `headers` without a Retry-After: for an answer that refused the request for what it is (too large
+ * for the deployment's whole minute, invalid), whose wait says nothing about the deployment's
+ * capacity for other requests. Its remaining and reset headers still do. The same object when it has none.
+ */
+export function withoutRetryAfter(headers: UpstreamHeaders | undefined): UpstreamHeaders | undefined {
+  if (headers === undefined || (headers[RETRY_AFTER_HEADERS[0]] === undefined && headers[RETRY_AFTER_HEADERS[1]] === undefined)) return headers;
+  const rest = { ...headers };
+  for (const name of RETRY_AFTER_HEADERS) delete rest[name];
+  return rest;
+}
+
 function first(headers: UpstreamHeaders | undefined, name: string): string | undefined {
   const v = headers?.[name];
   return (Array.isArray(v) ? v[0] : v)?.trim();

@@ -33,6 +33,7 @@ import {
 import { decide } from './policy.js';
 import type { RequestRun } from './run.js';
 import { UpstreamError } from './upstream-error.js';
+import { withoutRetryAfter } from '../protocol/retry-after.js';
 
 /** Capacity check before a call (limits/ plugs in here). */
 export interface CapacityGate {
@@ -277,7 +278,9 @@ export class Executor {
           if (err.status !== undefined || trace.status !== 0 || mayHaveReachedUpstream(err)) {
             // Refused at the door (a 400, larger than the deployment's tpm), it used no tokens: they go back, so the
             // pacer does not hold this deployment's minute for a request it never ran. The request itself counts.
-            lease?.reconcile(err.status !== undefined && (err.category === 'invalid_request' || err.category === 'context_length') ? 0 : undefined, err.headers);
+            // Its Retry-After (Anthropic sends one with a request larger than the whole minute) is no wait for the others.
+            const refusedAtDoor = err.status !== undefined && (err.category === 'invalid_request' || err.category === 'context_length');
+            lease?.reconcile(refusedAtDoor ? 0 : undefined, refusedAtDoor ? withoutRetryAfter(err.headers) : err.headers);
             run.sent = true;
             // Answered with an error (a status, an error object), it generated nothing; timed out, cut or unreadable, it may have.
             if (err.status === undefined && err.reachedUpstream !== true) run.mayHaveSpent = true;
