@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UpstreamError } from '../resilience/upstream-error.js';
-import { MAX_RETRY_AFTER_MS, parseRetryAfter, retryHintMs } from './retry-after.js';
+import { MAX_RETRY_AFTER_MS, parseRetryAfter, retryHintMs, withoutRetryAfter } from './retry-after.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 
@@ -47,5 +47,14 @@ describe('a wait named only in the error message', () => {
     expect(retryHintMs('You exceeded your current quota')).toBeUndefined();
     expect(retryHintMs('try again in 2s3')).toBeUndefined();
     expect(retryHintMs('Please try again in 999999h')).toBeUndefined();
+  });
+});
+
+describe('withoutRetryAfter', () => {
+  it('drops both Retry-After headers and keeps the rest; the same object when there is none', () => {
+    expect(withoutRetryAfter({ 'retry-after': '30', 'retry-after-ms': '30000', 'anthropic-ratelimit-input-tokens-remaining': '0' })).toEqual({ 'anthropic-ratelimit-input-tokens-remaining': '0' });
+    const plain = { 'x-ratelimit-remaining-requests': '9' };
+    expect(withoutRetryAfter(plain)).toBe(plain);
+    expect(withoutRetryAfter(undefined)).toBeUndefined();
   });
 });

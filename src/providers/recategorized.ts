@@ -14,5 +14,6 @@ export function recategorized(err: UpstreamError, category: ErrorCategory): Upst
     retryAfterMs: err.retryAfterMs,
     headers: err.headers,
     param: err.param,
+    inputTokenLimit: err.inputTokenLimit,
   });
 }

@@ -40,6 +40,11 @@ export interface UpstreamErrorInit {
    * its provider. The executor passes such a candidate over (see executor.ts).
    */
   unsent?: boolean;
+  /**
+   * A rate limit's refusal that names the deployment's limit of input tokens (a minute's, or a
+   * quota's): a prompt plainly larger than it can never be served there (providers/refused-for-size.ts).
+   */
+  inputTokenLimit?: number;
   cause?: unknown;
 }
 
@@ -52,6 +57,7 @@ export class UpstreamError extends Error {
   readonly headers: Record<string, string | string[] | undefined> | undefined;
   readonly param: string | null | undefined;
   readonly unsent: boolean;
+  readonly inputTokenLimit: number | undefined;
   /**
    * Set where the error alone cannot say: a batched request (embedding-batches.ts) whose
    * failing call never connected, after another of its calls was answered. Unset, the executor
@@ -71,6 +77,7 @@ export class UpstreamError extends Error {
     this.headers = init.headers;
     this.param = init.param;
     this.unsent = init.unsent === true;
+    this.inputTokenLimit = init.inputTokenLimit !== undefined && Number.isSafeInteger(init.inputTokenLimit) && init.inputTokenLimit > 0 ? init.inputTokenLimit : undefined;
     this.reachedUpstream = undefined;
   }
 

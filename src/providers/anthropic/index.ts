@@ -12,7 +12,8 @@ import type { ChatRequest } from '../../protocol/openai.js';
 import { toAnthropicRequest, type ConvertOptions } from './convert-request.js';
 import { parseMessage, toChatCompletion } from './convert-response.js';
 import { anthropicErrorFromResponse } from './errors.js';
-import { refusedForSize } from './input-limit.js';
+import { hasCacheBreakpoint, promptChars } from './input-limit.js';
+import { refusedForSize } from '../refused-for-size.js';
 import { AnthropicChunkStream } from './stream.js';
 import { apiKeyHeader } from '../api-key-header.js';
 import { servingLegacyFunctions } from '../legacy-functions.js';
@@ -60,7 +61,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
     const { body, prefillTrim } = toAnthropicRequest(req, ctx.model, false, this.convert);
     const res = await this.http.postWhole(MESSAGES_PATH, JSON.stringify(body), ctx.signal).catch((e: unknown) => {
-      throw refusedForSize(e, body);
+      throw hasCacheBreakpoint(body) ? e : refusedForSize(e, body.model, () => promptChars(body));
     });
     const msg = parseMessage(res.raw, ctx.model);
     return { response: toChatCompletion(msg, this.created(), prefillTrim), headers: res.headers };
@@ -69,7 +70,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
     const { body, prefillTrim } = toAnthropicRequest(req, ctx.model, true, this.convert);
     const res = await this.http.postOk(MESSAGES_PATH, JSON.stringify(body), ctx.signal, SSE_ACCEPT).catch((e: unknown) => {
-      throw refusedForSize(e, body);
+      throw hasCacheBreakpoint(body) ? e : refusedForSize(e, body.model, () => promptChars(body));
     });
     return new AnthropicChunkStream(res.headers, this.http.text(res, ctx.signal), this.created(), prefillTrim, { id: `msg_${ctx.requestId}`, model: ctx.model });
   }

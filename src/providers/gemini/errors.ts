@@ -26,6 +26,7 @@ import { errorFromResponse, parseErrorBody } from '../../resilience/classify.js'
 import { UpstreamError, type ErrorCategory } from '../../resilience/upstream-error.js';
 import type { UpstreamHeaders } from '../types.js';
 import type { GeminiErrorBody } from './wire.js';
+import { geminiInputLimitOf } from './input-limit.js';
 
 const API_KEY_RE = /api[_ ]?key (?:not valid|invalid|expired)|API_KEY_INVALID/i;
 
@@ -94,14 +95,17 @@ export function geminiErrorFromResponse(status: number, bodyText: string, header
   const e = errorObject(body);
   if (!e) return base;
   const rpcStatus = typeof e.status === 'string' ? e.status : undefined;
+  const cat = category(rpcStatus, base.message, e, base.category);
   return new UpstreamError({
-    category: category(rpcStatus, base.message, e, base.category),
+    category: cat,
     status,
     message: base.message,
     providerCode: base.providerCode,
     retryAfterMs: base.retryAfterMs ?? retryDelayMs(e),
     headers,
     param: base.param,
+    // A prompt plainly larger than the quota is refused for its size (refused-for-size.ts).
+    inputTokenLimit: cat === 'rate_limited' ? geminiInputLimitOf(e, base.message) : undefined,
   });
 }
 

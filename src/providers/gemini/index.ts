@@ -20,6 +20,8 @@ import { unanswered } from './no-answer.js';
 import { embedInBatches } from '../embedding-batches.js';
 import { inputTypeOf } from '../embedding-input-type.js';
 import type { BatchEmbedContentsResponse, GenerateContentResponse } from './wire.js';
+import { refusedForSize } from '../refused-for-size.js';
+import { promptChars } from './input-limit.js';
 import { apiKeyHeader } from '../api-key-header.js';
 import { servingLegacyFunctions } from '../legacy-functions.js';
 import { firstToolCallOf, keepFirstToolCall, oneToolCallAsked } from '../first-tool-call.js';
@@ -61,8 +63,10 @@ export class GeminiAdapter implements ProviderAdapter {
   }
 
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
-    const body = JSON.stringify(toGenerateContentRequest(req, ctx.model));
-    const res = await this.http.postWhole(`${this.prefix}${modelPath(ctx.model)}:generateContent`, body, ctx.signal);
+    const request = toGenerateContentRequest(req, ctx.model);
+    const res = await this.http.postWhole(`${this.prefix}${modelPath(ctx.model)}:generateContent`, JSON.stringify(request), ctx.signal).catch((e: unknown) => {
+      throw refusedForSize(e, ctx.model, () => promptChars(request));
+    });
     const parsed = answerOf(res.raw, this.clock.now());
     const failed = unanswered(parsed);
     if (failed) throw failed;
@@ -78,9 +82,11 @@ export class GeminiAdapter implements ProviderAdapter {
   }
 
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
-    const body = JSON.stringify(toGenerateContentRequest(req, ctx.model));
+    const request = toGenerateContentRequest(req, ctx.model);
     const path = `${this.prefix}${modelPath(ctx.model)}:streamGenerateContent?alt=sse`;
-    const res = await this.http.postOk(path, body, ctx.signal, SSE_ACCEPT);
+    const res = await this.http.postOk(path, JSON.stringify(request), ctx.signal, SSE_ACCEPT).catch((e: unknown) => {
+      throw refusedForSize(e, ctx.model, () => promptChars(request));
+    });
     const stream = new GeminiChunkStream(res.headers, this.http.text(res, ctx.signal), {
       model: ctx.model,
       requestId: ctx.requestId,

@@ -1,18 +1,20 @@
 /**
- * Anthropic's 429 for a request larger than the deployment's whole input-tokens-per-minute
- * limit, over real sockets: the openai SDK → the gateway → a loopback Anthropic server that
- * answers as Anthropic does ("This request would exceed the rate limit for your organization
- * (…) of 30,000 input tokens per minute", with its rate-limit headers and a Retry-After).
- * Read as a rate limit, it cooled the deployment down for every client and ended in a 503 the
- * client would retry in vain. Read by size (providers/anthropic/input-limit.ts), it is that
- * deployment's refusal: the next candidate serves, the deployment keeps serving requests that
- * fit, and with no other candidate the client is told (400) rather than asked to retry.
+ * A rate limit's 429 for a prompt larger than the deployment's whole input-token limit, over
+ * real sockets: the openai SDK → the gateway → a loopback Anthropic server that answers as
+ * Anthropic does ("This request would exceed the rate limit for your organization (…) of 30,000
+ * input tokens per minute", with its rate-limit headers and a Retry-After), and a loopback Gemini
+ * server answering RESOURCE_EXHAUSTED with its QuotaFailure. Read as a rate limit, it cooled the
+ * deployment down for every client and ended in a 503 the client would retry in vain. Read by size
+ * (providers/refused-for-size.ts), it is that deployment's refusal: the next candidate serves, the
+ * deployment keeps serving requests that fit, and with no other candidate the client is told (400)
+ * rather than asked to retry.
  */
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TraceRecord } from '../../src/observability/events.js';
 import { startGateway } from '../helpers/gateway.js';
 import { startAnthropicServer, type AnthropicServer, type RecordedRequest } from '../servers/anthropic-server.js';
+import { googleError, startGeminiServer } from '../servers/gemini-server.js';
 
 type ApiError = InstanceType<typeof OpenAI.APIError>;
 
@@ -115,7 +117,7 @@ describe("Anthropic's 429 for a prompt larger than the whole input-tokens-per-mi
       );
       expect(err).toBeInstanceOf(OpenAI.BadRequestError);
       expect((err as ApiError).code).toBe('invalid_request');
-      expect((err as ApiError).message).toMatch(/Request too large for claude-sonnet-4-5 on input tokens per minute: the prompt alone is about 5\d,\d{3} tokens, and this deployment's whole limit is 30,000 a minute/);
+      expect((err as ApiError).message).toMatch(/Request too large for claude-sonnet-4-5 on input tokens per minute: the prompt alone is about 5\d,\d{3} tokens, and this deployment's whole limit is 30,000\./);
       // The organization's id in Anthropic's words is not passed on.
       expect((err as ApiError).message).not.toContain('0dccdde6');
     }
@@ -136,5 +138,63 @@ describe("Anthropic's 429 for a prompt larger than the whole input-tokens-per-mi
       await expect.poll(() => traces.length).toBe(1);
       expect(traces[0]!.attempts[0]).toMatchObject({ status: 429, errorType: 'rate_limited' });
     }
+  });
+});
+
+describe("Gemini's RESOURCE_EXHAUSTED for a prompt larger than its whole input-token quota", () => {
+  const quotaFailure = (limit: number) =>
+    googleError(
+      429,
+      `You exceeded your current quota, please check your plan and billing details.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_input_token_count, limit: ${limit}, model: gemini-2.5-flash\nPlease retry in 45.5s.`,
+      [
+        {
+          '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+          violations: [
+            { quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_input_token_count', quotaId: 'GenerateContentInputTokensPerModelPerMinute-FreeTier', quotaDimensions: { model: 'gemini-2.5-flash', location: 'global' }, quotaValue: String(limit) },
+          ],
+        },
+        { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '45s' },
+      ],
+    );
+
+  async function gatewayOverGemini() {
+    const gemini = await startGeminiServer();
+    closers.push(() => gemini.close());
+    // Two providers on one scripted server: the replies go to the requests in the order they come.
+    const gw = await startGateway(
+      {
+        providers: [
+          { id: 'free', type: 'gemini', baseUrl: gemini.url, apiKey: '${K}' },
+          { id: 'paid', type: 'gemini', baseUrl: gemini.url, apiKey: '${K}' },
+        ],
+        models: [
+          { name: 'claude', deployments: [{ provider: 'free', model: 'gemini-2.5-flash' }], fallbacks: ['paid'] },
+          { name: 'paid', deployments: [{ provider: 'paid', model: 'gemini-2.5-flash' }] },
+        ],
+      },
+      { env: { K: 'k' } },
+    );
+    closers.push(() => gw.close(0));
+    return { gemini, client: new OpenAI({ baseURL: gw.baseURL, apiKey: 'unused', maxRetries: 0 }) };
+  }
+
+  it('a prompt plainly over the quota moves to the next candidate, and the free tier goes on serving prompts that fit', async () => {
+    const { gemini, client } = await gatewayOverGemini();
+    // ~56,000 tokens against a quota of 32,000.
+    gemini.enqueue({ kind: 'error', status: 429, body: quotaFailure(32_000) }, { kind: 'text', text: 'Served by the paid tier.' }, { kind: 'text', text: 'Served by the free tier.' });
+    const big = await ask(client, HUGE);
+    expect(big.response.headers.get('x-switchyard-deployment')).toBe('paid/gemini-2.5-flash');
+    const small = await ask(client, 'What is 2 + 2?');
+    expect(small.response.headers.get('x-switchyard-deployment')).toBe('free/gemini-2.5-flash');
+    expect(small.data.choices[0]!.message.content).toBe('Served by the free tier.');
+  });
+
+  it('a prompt under the quota is an ordinary rate limit: the free tier cools down and the next request goes to the paid one', async () => {
+    const { gemini, client } = await gatewayOverGemini();
+    gemini.enqueue({ kind: 'error', status: 429, body: quotaFailure(250_000) }, { kind: 'text', text: 'Served by the paid tier.' }, { kind: 'text', text: 'Served by the paid tier again.' });
+    const big = await ask(client, HUGE);
+    expect(big.response.headers.get('x-switchyard-deployment')).toBe('paid/gemini-2.5-flash');
+    const small = await ask(client, 'What is 2 + 2?');
+    expect(small.response.headers.get('x-switchyard-deployment')).toBe('paid/gemini-2.5-flash');
   });
 });

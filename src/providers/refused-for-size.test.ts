@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { refusedByThisModel } from '../resilience/classify.js';
+import { UpstreamError } from '../resilience/upstream-error.js';
+import { MARGIN, refusedForSize } from './refused-for-size.js';
+
+const UPSTREAM_WORDS = 'This request would exceed the rate limit for your organization (0dccdde6) of 30,000 input tokens per minute.';
+const rateLimited = (inputTokenLimit: number | undefined) =>
+  new UpstreamError({ category: 'rate_limited', status: 429, message: UPSTREAM_WORDS, providerCode: 'rate_limit_error', headers: { 'x-a': '1' }, inputTokenLimit });
+/** Characters that weigh just over, or exactly at, MARGIN times the limit at 4 a token. */
+const OVER = 30_000 * MARGIN * 4 + 4;
+const AT = 30_000 * MARGIN * 4;
+
+describe('refusedForSize', () => {
+  it('a prompt plainly over the named limit: a refusal by this deployment that refusedByThisModel knows, in its own words', () => {
+    const err = refusedForSize(rateLimited(30_000), 'claude-sonnet-4-5', () => OVER) as UpstreamError;
+    expect(err).toBeInstanceOf(UpstreamError);
+    expect(err).toMatchObject({ category: 'invalid_request', status: 429, providerCode: 'rate_limit_error', param: 'messages', headers: { 'x-a': '1' } });
+    expect(err.message).toBe(
+      "Request too large for claude-sonnet-4-5 on input tokens per minute: the prompt alone is about 45,001 tokens, and this deployment's whole limit is 30,000. Reduce the prompt, or use a deployment with a larger limit",
+    );
+    // The upstream's words name its account: not passed on.
+    expect(err.message).not.toContain('0dccdde6');
+    expect(refusedByThisModel(err)).toBe(true);
+  });
+
+  it('at the margin, without a named limit, or not a rate limit: unchanged, and the prompt is not measured when nothing could come of it', () => {
+    const e = rateLimited(30_000);
+    expect(refusedForSize(e, 'm', () => AT)).toBe(e);
+    let measured = 0;
+    const measure = () => {
+      measured++;
+      return OVER;
+    };
+    const unnamed = rateLimited(undefined);
+    expect(refusedForSize(unnamed, 'm', measure)).toBe(unnamed);
+    const overloaded = new UpstreamError({ category: 'overloaded', status: 529, message: 'Overloaded', inputTokenLimit: 30_000 });
+    expect(refusedForSize(overloaded, 'm', measure)).toBe(overloaded);
+    const other = new Error('socket hang up');
+    expect(refusedForSize(other, 'm', measure)).toBe(other);
+    expect(measured).toBe(0);
+  });
+
+  it('keeps inputTokenLimit only as a positive whole number', () => {
+    expect(rateLimited(0).inputTokenLimit).toBeUndefined();
+    expect(rateLimited(Number.NaN).inputTokenLimit).toBeUndefined();
+    expect(rateLimited(1.5).inputTokenLimit).toBeUndefined();
+    expect(rateLimited(250_000).inputTokenLimit).toBe(250_000);
+  });
+});
