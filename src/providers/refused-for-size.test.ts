@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { refusedByThisModel } from '../resilience/classify.js';
 import { UpstreamError } from '../resilience/upstream-error.js';
-import { MARGIN, refusedForSize } from './refused-for-size.js';
+import { LEARNT_MS, MARGIN, MAX_MODELS, refusedForSize, SizeLimits } from './refused-for-size.js';
 
 const UPSTREAM_WORDS = 'This request would exceed the rate limit for your organization (0dccdde6) of 30,000 input tokens per minute.';
 const rateLimited = (inputTokenLimit: number | undefined) =>
@@ -45,5 +45,49 @@ describe('refusedForSize', () => {
     expect(rateLimited(Number.NaN).inputTokenLimit).toBeUndefined();
     expect(rateLimited(1.5).inputTokenLimit).toBeUndefined();
     expect(rateLimited(250_000).inputTokenLimit).toBe(250_000);
+  });
+});
+
+describe('SizeLimits', () => {
+  const clockAt = (t: { now: number }) => ({ now: () => t.now, setTimer: () => ({ clear() {} }) }) as never;
+  /** A send that fails with `err` (or succeeds), counting its calls. */
+  const upstream = (err?: unknown) => {
+    const u = { calls: 0, send: async () => (u.calls++, err === undefined ? 'answered' : Promise.reject(err)) };
+    return u;
+  };
+  const failure = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as UpstreamError);
+
+  it('after a refusal for size, a prompt plainly over the learnt limit is refused unsent, without a call; one that fits is sent', async () => {
+    const t = { now: 0 };
+    const sizes = new SizeLimits(clockAt(t));
+    const refusing = upstream(rateLimited(30_000));
+    const first = await failure(sizes.send('m', () => OVER, refusing.send));
+    expect(first).toMatchObject({ category: 'invalid_request', status: 429, unsent: false });
+    const again = await failure(sizes.send('m', () => OVER, refusing.send));
+    expect(again).toMatchObject({ category: 'invalid_request', unsent: true, param: 'messages', inputTokenLimit: 30_000 });
+    expect(again!.message).toBe(first!.message);
+    expect(refusedByThisModel(again!)).toBe(true);
+    expect(refusing.calls).toBe(1);
+    const serving = upstream();
+    expect(await sizes.send('m', () => AT, serving.send)).toBe('answered');
+    // Another model behind the same adapter learnt nothing.
+    expect(await sizes.send('other', () => OVER, serving.send)).toBe('answered');
+    expect(serving.calls).toBe(2);
+    // Lapsed: asked again.
+    t.now += LEARNT_MS;
+    expect(await sizes.send('m', () => OVER, serving.send)).toBe('answered');
+  });
+
+  it('learns nothing from other failures, and a full table gives up the model learnt longest ago', async () => {
+    const sizes = new SizeLimits(clockAt({ now: 0 }));
+    const near = rateLimited(30_000);
+    expect(await failure(sizes.send('m', () => AT, upstream(near).send))).toBe(near);
+    const serving = upstream();
+    await sizes.send('m', () => OVER, serving.send);
+    expect(serving.calls).toBe(1);
+    for (let i = 0; i <= MAX_MODELS; i++) await failure(sizes.send(`m${i}`, () => OVER, upstream(rateLimited(30_000)).send));
+    await sizes.send('m0', () => OVER, serving.send);
+    expect(serving.calls).toBe(2);
+    expect(await failure(sizes.send('m1', () => OVER, serving.send))).toMatchObject({ unsent: true });
   });
 });

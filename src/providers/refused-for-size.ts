@@ -17,27 +17,86 @@
  * cooldown, no breaker, the reserved tokens back, and a 400 when no candidate takes it. A request
  * nearer the limit stays a rate limit, as before. The caller leaves out requests whose input may not
  * all count (a prompt-cache breakpoint: Anthropic does not count cached input towards its limit).
+ *
+ * The limit is then known (SizeLimits): a later prompt plainly larger is refused the same way before
+ * it is sent, marked unsent, so a client that keeps sending it pays no round trip to a deployment
+ * that cannot take it. Learnt limits lapse after LEARNT_MS (a tier raised meanwhile is believed
+ * within it) and are bounded per adapter (model names of pinned requests are the client's).
  */
+import type { Clock } from '../core/clock.js';
 import { UpstreamError } from '../resilience/upstream-error.js';
 
 /** How far over the limit the prompt must weigh before the refusal is read as "too large". */
 export const MARGIN = 1.5;
 const CHARS_PER_TOKEN = 4;
 
+/** How long a limit learnt from a refusal is applied before the model is asked again. */
+export const LEARNT_MS = 10 * 60 * 1000;
+/** Models with a learnt limit an adapter keeps at most. */
+export const MAX_MODELS = 256;
+
 /** `err` as this deployment's refusal of a prompt of `promptChars()` characters, when it is that; else `err` unchanged. */
 export function refusedForSize(err: unknown, model: string, promptChars: () => number): unknown {
   if (!(err instanceof UpstreamError) || err.category !== 'rate_limited' || err.inputTokenLimit === undefined) return err;
-  const limit = err.inputTokenLimit;
-  const tokens = Math.ceil(promptChars() / CHARS_PER_TOKEN);
-  if (tokens <= limit * MARGIN) return err;
+  return tooLarge(model, err.inputTokenLimit, promptChars(), err) ?? err;
+}
+
+/** The refusal of a prompt of `chars` characters against `limit`, when plainly over it. `sent`: the upstream's answer it replaces (none: refused before sending). */
+function tooLarge(model: string, limit: number, chars: number, sent?: UpstreamError): UpstreamError | undefined {
+  const tokens = Math.ceil(chars / CHARS_PER_TOKEN);
+  if (tokens <= limit * MARGIN) return undefined;
   return new UpstreamError({
     category: 'invalid_request',
-    status: err.status,
+    status: sent?.status,
     message:
       `Request too large for ${model} on input tokens per minute: the prompt alone is about ${tokens.toLocaleString('en-US')} tokens, ` +
       `and this deployment's whole limit is ${limit.toLocaleString('en-US')}. Reduce the prompt, or use a deployment with a larger limit`,
-    providerCode: err.providerCode,
-    headers: err.headers,
+    providerCode: sent?.providerCode,
+    headers: sent?.headers,
     param: 'messages',
+    inputTokenLimit: limit,
+    unsent: sent === undefined,
   });
+}
+
+/** Input-token limits learnt from refusals for size, by model. */
+export class SizeLimits {
+  private readonly byModel = new Map<string, { limit: number; at: number }>();
+
+  constructor(private readonly clock: Clock) {}
+
+  /**
+   * Sends `send()` unless a learnt limit refuses the prompt first (unsent); its failures go through
+   * refusedForSize, and a refusal for size is learnt. `promptChars` is measured only when a limit is
+   * known or named.
+   */
+  async send<T>(model: string, promptChars: () => number, send: () => Promise<T>): Promise<T> {
+    if (this.byModel.size > 0) {
+      const known = this.limitFor(model);
+      const refusal = known === undefined ? undefined : tooLarge(model, known, promptChars());
+      if (refusal) throw refusal;
+    }
+    try {
+      return await send();
+    } catch (e) {
+      const err = refusedForSize(e, model, promptChars);
+      if (err !== e) this.learn(model, (err as UpstreamError).inputTokenLimit!);
+      throw err;
+    }
+  }
+
+  private limitFor(model: string): number | undefined {
+    const l = this.byModel.get(model);
+    if (l === undefined) return undefined;
+    if (this.clock.now() - l.at < LEARNT_MS) return l.limit;
+    this.byModel.delete(model);
+    return undefined;
+  }
+
+  private learn(model: string, limit: number): void {
+    // Most recently learnt last: the Map's order is what a full table gives up first.
+    this.byModel.delete(model);
+    if (this.byModel.size >= MAX_MODELS) this.byModel.delete(this.byModel.keys().next().value!);
+    this.byModel.set(model, { limit, at: this.clock.now() });
+  }
 }

@@ -104,6 +104,16 @@ describe("Anthropic's 429 for a prompt larger than the whole input-tokens-per-mi
     expect(small.response.headers.get('x-switchyard-deployment')).toBe(`tier1/${MODEL}`);
     expect(small.response.headers.get('x-switchyard-attempts')).toBe('1');
     expect([tier1!.requests.length, tier4!.requests.length]).toEqual([2, 1]);
+
+    // The limit is known now: the same prompt again goes to the larger tier without a round trip to the refusing one.
+    const again = await ask(client, HUGE);
+    expect(again.response.headers.get('x-switchyard-deployment')).toBe(`tier4/${MODEL}`);
+    expect([tier1!.requests.length, tier4!.requests.length]).toEqual([2, 2]);
+    await expect.poll(() => traces.length).toBe(3);
+    expect(traces[2]!.attempts.map((a) => [a.provider, a.status, a.errorType])).toEqual([
+      ['tier1', 0, 'skipped'],
+      ['tier4', 200, null],
+    ]);
   });
 
   it('with no other candidate, buffered or streamed: a 400 that says why, not a 503 to retry; the deployment stays open', async () => {

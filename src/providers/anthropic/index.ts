@@ -13,7 +13,8 @@ import { toAnthropicRequest, type ConvertOptions } from './convert-request.js';
 import { parseMessage, toChatCompletion } from './convert-response.js';
 import { anthropicErrorFromResponse } from './errors.js';
 import { hasCacheBreakpoint, promptChars } from './input-limit.js';
-import { refusedForSize } from '../refused-for-size.js';
+import { SizeLimits } from '../refused-for-size.js';
+import type { AnthropicRequest } from './wire.js';
 import { AnthropicChunkStream } from './stream.js';
 import { apiKeyHeader } from '../api-key-header.js';
 import { servingLegacyFunctions } from '../legacy-functions.js';
@@ -41,6 +42,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   private readonly http: HttpUpstream;
   private readonly clock: Clock;
   private readonly convert: ConvertOptions;
+  private readonly sizes: SizeLimits;
 
   constructor(
     readonly provider: ProviderConfig,
@@ -54,25 +56,27 @@ export class AnthropicAdapter implements ProviderAdapter {
       errorFromResponse: anthropicErrorFromResponse,
     });
     this.clock = deps.clock;
+    this.sizes = new SizeLimits(deps.clock);
     // Dated versions compare as strings.
     this.convert = { sampling: (headers['anthropic-version'] ?? ANTHROPIC_VERSION) < NO_SAMPLING_VERSION };
   }
 
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
     const { body, prefillTrim } = toAnthropicRequest(req, ctx.model, false, this.convert);
-    const res = await this.http.postWhole(MESSAGES_PATH, JSON.stringify(body), ctx.signal).catch((e: unknown) => {
-      throw hasCacheBreakpoint(body) ? e : refusedForSize(e, body.model, () => promptChars(body));
-    });
+    const res = await this.sized(body, () => this.http.postWhole(MESSAGES_PATH, JSON.stringify(body), ctx.signal));
     const msg = parseMessage(res.raw, ctx.model);
     return { response: toChatCompletion(msg, this.created(), prefillTrim), headers: res.headers };
   }
 
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
     const { body, prefillTrim } = toAnthropicRequest(req, ctx.model, true, this.convert);
-    const res = await this.http.postOk(MESSAGES_PATH, JSON.stringify(body), ctx.signal, SSE_ACCEPT).catch((e: unknown) => {
-      throw hasCacheBreakpoint(body) ? e : refusedForSize(e, body.model, () => promptChars(body));
-    });
+    const res = await this.sized(body, () => this.http.postOk(MESSAGES_PATH, JSON.stringify(body), ctx.signal, SSE_ACCEPT));
     return new AnthropicChunkStream(res.headers, this.http.text(res, ctx.signal), this.created(), prefillTrim, { id: `msg_${ctx.requestId}`, model: ctx.model });
+  }
+
+  /** `send`, refused for its size where the prompt plainly exceeds the input-token limit (refused-for-size.ts); cached input does not count, so a request with a cache breakpoint is left alone. */
+  private sized<T>(body: AnthropicRequest, send: () => Promise<T>): Promise<T> {
+    return hasCacheBreakpoint(body) ? send() : this.sizes.send(body.model, () => promptChars(body), send);
   }
 
   close(): Promise<void> {

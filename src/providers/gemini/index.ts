@@ -20,7 +20,7 @@ import { unanswered } from './no-answer.js';
 import { embedInBatches } from '../embedding-batches.js';
 import { inputTypeOf } from '../embedding-input-type.js';
 import type { BatchEmbedContentsResponse, GenerateContentResponse } from './wire.js';
-import { refusedForSize } from '../refused-for-size.js';
+import { SizeLimits } from '../refused-for-size.js';
 import { promptChars } from './input-limit.js';
 import { apiKeyHeader } from '../api-key-header.js';
 import { servingLegacyFunctions } from '../legacy-functions.js';
@@ -47,6 +47,8 @@ export class GeminiAdapter implements ProviderAdapter {
   readonly embeddingBatch = GEMINI_EMBED_BATCH;
   private readonly http: HttpUpstream;
   private readonly clock: Clock;
+  /** Input-token limits learnt from refusals for size (refused-for-size.ts). */
+  private readonly sizes: SizeLimits;
   /** Gemini's function calls carry no id; OpenAI clients need one per call, unique in the conversation. */
   private readonly newToolId: () => string;
   /** `/v1beta`, unless the configured base URL already names a version. */
@@ -58,15 +60,15 @@ export class GeminiAdapter implements ProviderAdapter {
   ) {
     this.http = providerUpstream(provider, deps.clock, apiKeyHeader(provider), geminiErrorFromResponse, provider.baseUrl || GEMINI_BASE_URL);
     this.clock = deps.clock;
+    this.sizes = new SizeLimits(deps.clock);
     this.newToolId = toolCallIdMaker(deps.random);
     this.prefix = /\/v1(?:alpha|beta)?\d*$/.test(this.http.basePath) ? '' : '/v1beta';
   }
 
   async chat(req: ChatRequest, ctx: AttemptContext): Promise<ChatResult> {
     const request = toGenerateContentRequest(req, ctx.model);
-    const res = await this.http.postWhole(`${this.prefix}${modelPath(ctx.model)}:generateContent`, JSON.stringify(request), ctx.signal).catch((e: unknown) => {
-      throw refusedForSize(e, ctx.model, () => promptChars(request));
-    });
+    const path = `${this.prefix}${modelPath(ctx.model)}:generateContent`;
+    const res = await this.sizes.send(ctx.model, () => promptChars(request), () => this.http.postWhole(path, JSON.stringify(request), ctx.signal));
     const parsed = answerOf(res.raw, this.clock.now());
     const failed = unanswered(parsed);
     if (failed) throw failed;
@@ -84,9 +86,7 @@ export class GeminiAdapter implements ProviderAdapter {
   async chatStream(req: ChatRequest, ctx: AttemptContext): Promise<ChunkStream> {
     const request = toGenerateContentRequest(req, ctx.model);
     const path = `${this.prefix}${modelPath(ctx.model)}:streamGenerateContent?alt=sse`;
-    const res = await this.http.postOk(path, JSON.stringify(request), ctx.signal, SSE_ACCEPT).catch((e: unknown) => {
-      throw refusedForSize(e, ctx.model, () => promptChars(request));
-    });
+    const res = await this.sizes.send(ctx.model, () => promptChars(request), () => this.http.postOk(path, JSON.stringify(request), ctx.signal, SSE_ACCEPT));
     const stream = new GeminiChunkStream(res.headers, this.http.text(res, ctx.signal), {
       model: ctx.model,
       requestId: ctx.requestId,
