@@ -8,7 +8,8 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../../src/providers/simulated/http-server.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { chunk, sleep, sseHead, startRawUpstream, usageChunk, writeWords, type RawHandler, type RawUpstream } from '../helpers/raw-upstream.js';
+import { chunk, sseHead, startRawUpstream, usageChunk, writeWords, type RawHandler, type RawUpstream } from '../helpers/raw-upstream.js';
+import { hungUp, traceOf } from '../helpers/wait.js';
 
 const FULL = 'The quick brown fox jumps over the lazy dog and keeps running far away.';
 const WORDS = FULL.split(/(?<= )/);
@@ -18,6 +19,31 @@ afterEach(async () => {
   for (const c of closers.reverse()) await c();
   closers = [];
 });
+
+/**
+ * What the client has read of this test's answer, and a promise for each prefix of it an
+ * upstream waits for: an upstream cuts (or goes silent) once the gateway has forwarded the
+ * words before it, not after a pause that is usually long enough.
+ */
+let shown = clientText();
+function clientText() {
+  let text = '';
+  const waiting: { prefix: string; resolve: () => void }[] = [];
+  return {
+    add(piece: string): void {
+      text += piece;
+      for (let i = waiting.length - 1; i >= 0; i--) {
+        if (!text.startsWith(waiting[i]!.prefix)) continue;
+        waiting[i]!.resolve();
+        waiting.splice(i, 1);
+      }
+    },
+    reached(prefix: string): Promise<void> {
+      if (text.startsWith(prefix)) return Promise.resolve();
+      return new Promise((resolve) => waiting.push({ prefix, resolve }));
+    },
+  };
+}
 
 interface Setup {
   primary: RawHandler;
@@ -62,6 +88,7 @@ async function setup(s: Setup) {
   });
   closers.push(() => gw.close(0));
   const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 });
+  shown = clientText();
   return { gw, client, primary, fault, rawSecondary };
 }
 
@@ -84,7 +111,9 @@ async function read(client: OpenAI): Promise<Read> {
   try {
     for await (const c of stream) {
       r.models.add(c.model);
-      r.text += c.choices[0]?.delta.content ?? '';
+      const piece = c.choices[0]?.delta.content ?? '';
+      r.text += piece;
+      shown.add(piece);
       r.finish = c.choices[0]?.finish_reason ?? r.finish;
       if (c.usage) r.usage = c.usage;
     }
@@ -94,11 +123,6 @@ async function read(client: OpenAI): Promise<Read> {
   r.ms = Date.now() - t0;
   return r;
 }
-
-const traceOf = async (gw: TestGateway, id: string | null) => {
-  await sleep(10);
-  return gw.observability.traces.get(id!)!;
-};
 
 /** A well-behaved upstream answer for the rest of the words after `from`. */
 async function finishAnswer(res: Parameters<RawHandler>[0], model: string, from: number): Promise<void> {
@@ -115,8 +139,8 @@ describe('time to first token', () => {
         sseHead(res);
         res.write(chunk('p-model', { role: 'assistant', content: '' }));
         res.write(': keep-alive\n\n');
-        await sleep(1500);
-        await finishAnswer(res, 'p-model', 0);
+        // No content while the gateway waits: it must give up at ttftTimeoutMs and hang up.
+        await hungUp(res);
       },
       secondary: 'fault',
     });
@@ -137,13 +161,14 @@ describe('stalls and cuts after the first token', () => {
     sseHead(res);
     res.write(chunk('p-model', { role: 'assistant', content: '' }));
     await writeWords(res, 'p-model', WORDS.slice(0, 3));
-    await sleep(60_000); // silence, connection held open
+    await hungUp(res); // silence, connection held open until the gateway gives up on it
   };
   const cutAfter3: RawHandler = async (res) => {
     sseHead(res);
     res.write(chunk('p-model', { role: 'assistant', content: '' }));
     await writeWords(res, 'p-model', WORDS.slice(0, 3));
-    await sleep(20);
+    // Cut once the client has the three words: the gateway forwarded them, so the cut comes after commit.
+    await shown.reached(WORDS.slice(0, 3).join(''));
     res.destroy();
   };
 
@@ -208,7 +233,7 @@ describe('stalls and cuts after the first token', () => {
         res.write(chunk('p-model', { role: 'assistant', content: '' }));
         if (n === 1) {
           await writeWords(res, 'p-model', pieces);
-          await sleep(20);
+          await shown.reached(delivered);
           res.destroy();
           return;
         }
@@ -283,7 +308,7 @@ describe('malformed and unterminated streams', () => {
         await writeWords(res, 'p-model', WORDS);
         res.write(chunk('p-model', {}, 'stop'));
         res.write(usageChunk('p-model', 9, WORDS.length));
-        await sleep(60_000);
+        await hungUp(res);
       },
     });
     const r = await read(client);

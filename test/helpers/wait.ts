@@ -1,0 +1,83 @@
+/**
+ * Waiting for the thing itself, not for time: a bus event, a request's trace, a
+ * condition. Each wait is bounded and fails with a message naming what never came,
+ * so a broken behaviour is a clear failure in a second or two, not a silent hang to
+ * vitest's timeout — and not a pass because a sleep happened to be long enough.
+ */
+import type { ServerResponse } from 'node:http';
+import type { EventBus, GatewayEventMap, TraceRecord } from '../../src/observability/events.js';
+import type { TestGateway } from './gateway.js';
+
+/** How long a wait may take before it fails: generous for a loaded 2-core machine, short beside vitest's 5 s. */
+export const WAIT_BOUND_MS = 2_000;
+
+/**
+ * Rejects after `ms` of real time with "timed out waiting for `what`" (a bound on a wait
+ * for an event, never a timeline); `done()` clears the bound.
+ */
+function bound(what: string, ms: number, reject: (err: Error) => void): () => void {
+  const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  return () => clearTimeout(t);
+}
+
+/** The first `name` event on `bus` that matches `pred`, from now on. Subscribe before doing what causes it. */
+export function nextEvent<K extends keyof GatewayEventMap>(
+  bus: EventBus,
+  name: K,
+  pred: (e: GatewayEventMap[K]) => boolean = () => true,
+  what = `a '${name}' event`,
+  ms = WAIT_BOUND_MS,
+): Promise<GatewayEventMap[K]> {
+  return new Promise((resolve, reject) => {
+    const off = bus.on(name, (e) => {
+      if (!pred(e)) return;
+      off();
+      done();
+      resolve(e);
+    });
+    const done = bound(what, ms, (err) => {
+      off();
+      reject(err);
+    });
+  });
+}
+
+/**
+ * Request `id`'s trace: from the store when its `request` event already came (it is emitted
+ * when the request is finished, which for a stream can be just after the client read the end),
+ * else the `request` event itself.
+ */
+export function traceOf(gw: TestGateway, id: string | null): Promise<TraceRecord> {
+  if (id === null) return Promise.reject(new Error('no x-request-id on the response: no trace to wait for'));
+  const stored = gw.observability.traces.get(id);
+  if (stored) return Promise.resolve(stored);
+  return nextEvent(gw.gateway.bus, 'request', (t) => t.id === id, `the trace of request ${id}`);
+}
+
+/**
+ * Resolves once `pred()` holds, checked after each turn of the event loop (setImmediate: after
+ * pending I/O), for what has no event of its own (a socket count, a hit on a fake upstream).
+ */
+export async function until(pred: () => boolean, what: string, ms = WAIT_BOUND_MS): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!pred()) {
+    if (performance.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+/** A promise with its resolve outside: the test's half of a handshake with a scripted upstream. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void } {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/**
+ * Resolves when the other side has hung up on this scripted upstream response (the gateway gave
+ * up on it, or was closed): an upstream that holds its connection open in silence until then,
+ * rather than sleeping a minute.
+ */
+export function hungUp(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => (res.destroyed ? resolve() : res.once('close', () => resolve())));
+}
