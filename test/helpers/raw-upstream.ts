@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { WAIT_BOUND_MS } from './wait.js';
 
 export interface RawHit {
   body: Record<string, unknown>;
@@ -21,6 +22,12 @@ export interface RawUpstream {
   /** OpenAI-style base URL (`…/v1`). */
   url: string;
   hits: RawHit[];
+  /**
+   * Resolves once the n-th request has arrived (its body read, before the handler runs); fails
+   * with a clear message if it has not within WAIT_BOUND_MS: what a test waits for instead of
+   * sleeping until the gateway has probably sent it.
+   */
+  hit(n: number): Promise<RawHit>;
   /** Sockets still open (for leak checks). */
   openSockets(): number;
   close(): Promise<void>;
@@ -28,6 +35,7 @@ export interface RawUpstream {
 
 export async function startRawUpstream(handler: RawHandler): Promise<RawUpstream> {
   const hits: RawHit[] = [];
+  const waiting = new Map<number, ((hit: RawHit) => void)[]>();
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
     const parts: Buffer[] = [];
@@ -42,6 +50,8 @@ export async function startRawUpstream(handler: RawHandler): Promise<RawUpstream
       }
       const hit = { body, text, headers: req.headers, url: req.url ?? '' };
       hits.push(hit);
+      for (const w of waiting.get(hits.length) ?? []) w(hit);
+      waiting.delete(hits.length);
       Promise.resolve(handler(res, hit, hits.length)).catch(() => res.destroy());
     });
   });
@@ -54,6 +64,18 @@ export async function startRawUpstream(handler: RawHandler): Promise<RawUpstream
   return {
     url: `http://127.0.0.1:${port}/v1`,
     hits,
+    hit: (n) =>
+      hits.length >= n
+        ? Promise.resolve(hits[n - 1]!)
+        : new Promise((resolve, reject) => {
+            const t = setTimeout(() => reject(new Error(`timed out after ${WAIT_BOUND_MS} ms waiting for upstream request #${n} (${hits.length} came)`)), WAIT_BOUND_MS);
+            const list = waiting.get(n) ?? [];
+            list.push((h) => {
+              clearTimeout(t);
+              resolve(h);
+            });
+            waiting.set(n, list);
+          }),
     openSockets: () => sockets.size,
     close: () =>
       new Promise<void>((r) => {

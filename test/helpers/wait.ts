@@ -43,6 +43,35 @@ export function nextEvent<K extends keyof GatewayEventMap>(
 }
 
 /**
+ * The first `n` `name` events on `bus` that match `pred`, from now on (subscribe before causing
+ * them): e.g. the `request` events of requests a test started, once each is finished.
+ */
+export function events<K extends keyof GatewayEventMap>(
+  bus: EventBus,
+  name: K,
+  n: number,
+  pred: (e: GatewayEventMap[K]) => boolean = () => true,
+  what = `${n} '${name}' events`,
+  ms = WAIT_BOUND_MS,
+): Promise<GatewayEventMap[K][]> {
+  return new Promise((resolve, reject) => {
+    const seen: GatewayEventMap[K][] = [];
+    const off = bus.on(name, (e) => {
+      if (!pred(e)) return;
+      seen.push(e);
+      if (seen.length < n) return;
+      off();
+      done();
+      resolve(seen);
+    });
+    const done = bound(what, ms, (err) => {
+      off();
+      reject(new Error(`${err.message} (${seen.length} came)`));
+    });
+  });
+}
+
+/**
  * Request `id`'s trace: from the store when its `request` event already came (it is emitted
  * when the request is finished, which for a stream can be just after the client read the end),
  * else the `request` event itself.

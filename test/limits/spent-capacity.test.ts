@@ -8,7 +8,8 @@
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../helpers/gateway.js';
-import { chunk, completionText, sleep, sseHead, startRawUpstream, type RawHandler } from '../helpers/raw-upstream.js';
+import { chunk, completionText, sseHead, startRawUpstream, type RawHandler, type RawUpstream } from '../helpers/raw-upstream.js';
+import { events, hungUp } from '../helpers/wait.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -31,25 +32,31 @@ async function gateway(handler: RawHandler, doc: Record<string, unknown>) {
     { env: { CLIENT_KEY: 'sk-client' } },
   );
   closers.push(() => gw.close(0));
-  return { upstream, url: `${gw.baseURL}/chat/completions` };
+  /** Resolves when `n` requests are finished, as their `request` events say: call it before sending them. */
+  const finished = (n: number) => events(gw.gateway.bus, 'request', n, undefined, `${n} requests the client left to be finished`);
+  return { upstream, url: `${gw.baseURL}/chat/completions`, finished };
 }
 
-/** Answers well after the client has left (150 ms in). */
-const answerLate: RawHandler = async (res) => {
-  await sleep(500);
-  if (!res.destroyed) {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(COMPLETION);
-  }
+/**
+ * Holds the first three requests until the gateway hangs up (their clients left); answers any
+ * later one at once, so a fourth that was wrongly let through is a plain 200, not a hang.
+ */
+const holdFirstThree: RawHandler = async (res, _hit, n) => {
+  if (n <= 3) return hungUp(res);
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(COMPLETION);
 };
 
 const HEADERS = { 'content-type': 'application/json', authorization: 'Bearer sk-client' };
 
-/** A request the client abandons: a stream after its first chunk, a buffered one after `afterMs`. */
-async function abandon(url: string, stream: boolean, afterMs = 150): Promise<void> {
+/**
+ * A request the client abandons: a stream after its first chunk, a buffered one once `upstream`
+ * has received it (its `nth` request): the client leaves while the request is out.
+ */
+async function abandon(url: string, stream: boolean, reached?: { upstream: RawUpstream; nth: number }): Promise<void> {
   const ac = new AbortController();
   const body = JSON.stringify({ model: 'chat', stream, messages: [{ role: 'user', content: 'hi' }] });
-  if (!stream) setTimeout(() => ac.abort(), afterMs);
+  if (reached) void reached.upstream.hit(reached.nth).then(() => ac.abort());
   try {
     const r = await request(url, { method: 'POST', signal: ac.signal, body, headers: HEADERS });
     for await (const _ of r.body) ac.abort();
@@ -66,23 +73,22 @@ async function ask(url: string): Promise<number> {
 
 describe('a client that leaves', () => {
   it('leaves no stream in flight: the limit the upstream teaches is all there', async () => {
-    const { url } = await gateway(async (res, hit) => {
+    const { url, finished } = await gateway(async (res, hit) => {
       if (hit.body.stream) {
+        // An answer still going when the client leaves: the gateway must hang up on it.
         sseHead(res);
         res.write(chunk('m', { role: 'assistant', content: '' }));
-        for (let i = 0; i < 20 && !res.destroyed; i++) {
-          res.write(chunk('m', { content: `w${i} ` }));
-          await sleep(20);
-        }
-        res.end('data: [DONE]\n\n');
+        res.write(chunk('m', { content: 'w0 ' }));
+        await hungUp(res);
         return;
       }
       // Every answer: three requests left until a reset 20 s away.
       res.writeHead(200, { 'content-type': 'application/json', 'x-ratelimit-remaining-requests': '3', 'x-ratelimit-reset-requests': '20s' });
       res.end(COMPLETION);
     }, {});
+    const settled = finished(3);
     for (let i = 0; i < 3; i++) await abandon(url, true);
-    await sleep(200);
+    await settled;
     // A stream left in flight would be taken off the three the upstream says are left.
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push(await ask(url));
@@ -90,12 +96,10 @@ describe('a client that leaves', () => {
   });
 
   it("spends the provider's rpm once its request reached the upstream", async () => {
-    const { upstream, url } = await gateway(
-      answerLate,
-      { provider: { rpm: 3 } },
-    );
-    for (let i = 0; i < 3; i++) await abandon(url, false);
-    await sleep(50);
+    const { upstream, url, finished } = await gateway(holdFirstThree, { provider: { rpm: 3 } });
+    const settled = finished(3);
+    for (let i = 0; i < 3; i++) await abandon(url, false, { upstream, nth: i + 1 });
+    await settled;
     expect(upstream.hits.length).toBe(3);
     // The minute's three are spent: a fourth waits past throttleMaxWaitMs and is refused, unsent.
     expect(await ask(url)).toBe(503);
@@ -103,12 +107,10 @@ describe('a client that leaves', () => {
   });
 
   it("spends the client key's quota once its request reached the upstream", async () => {
-    const { upstream, url } = await gateway(
-      answerLate,
-      { keys: [{ id: 'client', key: '${CLIENT_KEY}', rpm: 3 }] },
-    );
-    for (let i = 0; i < 3; i++) await abandon(url, false);
-    await sleep(50);
+    const { upstream, url, finished } = await gateway(holdFirstThree, { keys: [{ id: 'client', key: '${CLIENT_KEY}', rpm: 3 }] });
+    const settled = finished(3);
+    for (let i = 0; i < 3; i++) await abandon(url, false, { upstream, nth: i + 1 });
+    await settled;
     expect(upstream.hits.length).toBe(3);
     expect(await ask(url)).toBe(429);
     // Each abandoned attempt is traced as a call the client left, not as one never made.
