@@ -15,8 +15,8 @@ export const WAIT_BOUND_MS = 2_000;
  * Rejects after `ms` of real time with "timed out waiting for `what`" (a bound on a wait
  * for an event, never a timeline); `done()` clears the bound.
  */
-function bound(what: string, ms: number, reject: (err: Error) => void): () => void {
-  const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+function bound(what: string | (() => string), ms: number, reject: (err: Error) => void): () => void {
+  const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${typeof what === 'string' ? what : what()}`)), ms);
   return () => clearTimeout(t);
 }
 
@@ -109,4 +109,57 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => 
  */
 export function hungUp(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => (res.destroyed ? resolve() : res.once('close', () => resolve())));
+}
+
+/** Text a client has read so far, and promises for parts of it: see seenText. */
+export interface SeenText {
+  readonly text: string;
+  /**
+   * The first `reached` that timed out: an upstream handler's rejection is swallowed (the fake
+   * upstream destroys the response), so the test reads it here to fail with what never came.
+   */
+  readonly failed: Error | undefined;
+  /** The client read `piece`. */
+  add(piece: string): void;
+  /** Resolves once the text read so far includes `part`; rejects after `ms` naming it. */
+  reached(part: string, ms?: number): Promise<void>;
+}
+
+/**
+ * What a client has read of an answer, for a scripted upstream's half of a handshake: it writes
+ * its next bytes (or cuts) once the client has read what came before — so the gateway had taken
+ * and forwarded it — not after a pause that is usually long enough.
+ */
+export function seenText(): SeenText {
+  let text = '';
+  let failed: Error | undefined;
+  const waiting: { part: string; resolve: () => void }[] = [];
+  return {
+    get text() {
+      return text;
+    },
+    get failed() {
+      return failed;
+    },
+    add(piece) {
+      text += piece;
+      for (let i = waiting.length - 1; i >= 0; i--) {
+        if (!text.includes(waiting[i]!.part)) continue;
+        waiting[i]!.resolve();
+        waiting.splice(i, 1);
+      }
+    },
+    reached(part, ms = WAIT_BOUND_MS) {
+      if (text.includes(part)) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const entry = { part, resolve: () => (done(), resolve()) };
+        const done = bound(() => `the client to read ${JSON.stringify(part)} (it read ${JSON.stringify(text.slice(-200))})`, ms, (err) => {
+          waiting.splice(waiting.indexOf(entry), 1);
+          failed ??= err;
+          reject(err);
+        });
+        waiting.push(entry);
+      });
+    },
+  };
 }

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../../src/providers/simulated/http-server.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { chunk, sseHead, startRawUpstream, usageChunk, writeWords, type RawHandler, type RawUpstream } from '../helpers/raw-upstream.js';
-import { hungUp, traceOf } from '../helpers/wait.js';
+import { hungUp, seenText, traceOf } from '../helpers/wait.js';
 
 const FULL = 'The quick brown fox jumps over the lazy dog and keeps running far away.';
 const WORDS = FULL.split(/(?<= )/);
@@ -20,30 +20,8 @@ afterEach(async () => {
   closers = [];
 });
 
-/**
- * What the client has read of this test's answer, and a promise for each prefix of it an
- * upstream waits for: an upstream cuts (or goes silent) once the gateway has forwarded the
- * words before it, not after a pause that is usually long enough.
- */
-let shown = clientText();
-function clientText() {
-  let text = '';
-  const waiting: { prefix: string; resolve: () => void }[] = [];
-  return {
-    add(piece: string): void {
-      text += piece;
-      for (let i = waiting.length - 1; i >= 0; i--) {
-        if (!text.startsWith(waiting[i]!.prefix)) continue;
-        waiting[i]!.resolve();
-        waiting.splice(i, 1);
-      }
-    },
-    reached(prefix: string): Promise<void> {
-      if (text.startsWith(prefix)) return Promise.resolve();
-      return new Promise((resolve) => waiting.push({ prefix, resolve }));
-    },
-  };
-}
+/** What the client has read of this test's answer: an upstream cuts once the gateway forwarded the words before the cut. */
+let shown = seenText();
 
 interface Setup {
   primary: RawHandler;
@@ -88,7 +66,7 @@ async function setup(s: Setup) {
   });
   closers.push(() => gw.close(0));
   const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 });
-  shown = clientText();
+  shown = seenText();
   return { gw, client, primary, fault, rawSecondary };
 }
 
@@ -121,6 +99,7 @@ async function read(client: OpenAI): Promise<Read> {
     r.error = err;
   }
   r.ms = Date.now() - t0;
+  if (shown.failed) throw shown.failed;
   return r;
 }
 

@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startChatOver } from '../helpers/gateway.js';
-import { chunk, sleep, sseHead, startRawUpstream, usageChunk, type RawHandler } from '../helpers/raw-upstream.js';
+import { chunk, sseHead, startRawUpstream, usageChunk, type RawHandler } from '../helpers/raw-upstream.js';
+import { seenText } from '../helpers/wait.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -33,6 +34,13 @@ const contentOf = (values: unknown[]) =>
     .map((v) => (v as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content ?? '')
     .join('');
 
+/**
+ * The body the client of streamThrough has read so far: an upstream writes what comes after the
+ * first token (or cuts) once the client has read it, so the gateway had committed by then —
+ * after the first token for certain, not because a 2 ms pause usually splits the reads.
+ */
+let client = seenText();
+
 async function streamThrough(
   handler: RawHandler,
   resilience: Record<string, unknown> = {},
@@ -42,13 +50,18 @@ async function streamThrough(
   closers.push(() => upstream.close());
   const gw = await startChatOver(upstream.url, { resilience: { maxRetries: 0, ...resilience } });
   closers.push(() => gw.close(0));
+  // Before the request: the upstream's handler runs, and waits on it, before the response's head comes back.
+  client = seenText();
   const res = await fetch(`${gw.baseURL}/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }], ...request }),
   });
-  const text = await res.text();
-  return { status: res.status, values: dataValues(text), body: text };
+  const decoder = new TextDecoder();
+  for await (const bytes of res.body!) client.add(decoder.decode(bytes, { stream: true }));
+  client.add(decoder.decode());
+  if (client.failed) throw client.failed;
+  return { status: res.status, values: dataValues(client.text), body: client.text };
 }
 
 
@@ -83,7 +96,7 @@ describe('odd upstream streams', () => {
       res.write('data: "choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}\n\n');
       for (const piece of [' wor', 'ld']) {
         res.write(`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",\ndata: "choices":[{"index":0,"delta":{"content":"${piece}"},"finish_reason":null}]}\n\n`);
-        await sleep(2);
+        await client.reached(`"${piece}"`);
       }
       res.write(chunk('m', {}, 'stop'));
       res.end('data: [DONE]\n\n');
@@ -159,7 +172,7 @@ describe('odd upstream streams', () => {
         res.write(chunk('m', { role: 'assistant', content: '' }));
         res.write(before);
         res.write(chunk('m', { content: 'Hi' }));
-        await sleep(2);
+        await client.reached('"Hi"');
         res.write(after);
         res.write(chunk('m', { content: ' there' }));
         res.write(chunk('m', {}, 'stop'));
@@ -200,7 +213,7 @@ describe('odd upstream streams', () => {
       sseHead(res);
       res.write(ev({ role: 'assistant', tool_calls: [null] }));
       res.write(ev({ content: 'Hi' }));
-      await sleep(2);
+      await client.reached('"Hi"');
       res.write(ev({ tool_calls: { length: 1 } }));
       res.write(ev({ tool_calls: [5, { index: 0, function: null }] }));
       res.write(ev({ content: ' there' }));
@@ -258,7 +271,7 @@ describe('odd upstream streams', () => {
         sseHead(res);
         res.write(chunk('m', { role: 'assistant', content: '' }));
         res.write(chunk('m', { content: 'Hello' }));
-        await sleep(20);
+        await client.reached('"Hello"');
         res.socket?.destroy();
       },
       { streamResume: false },
@@ -346,7 +359,7 @@ describe('odd upstream streams', () => {
           sseHead(res);
           res.write(ev(0, { role: 'assistant', content: 'Hel' }));
           res.write(ev(1, { role: 'assistant', content: 'Bye' }));
-          await sleep(2);
+          await client.reached('"Bye"');
           // Choice 1 finishes; choice 0 never does, and the body ends cleanly without [DONE].
           res.end(ev(1, {}, 'stop'));
         },
@@ -367,7 +380,7 @@ describe('odd upstream streams', () => {
           sseHead(res);
           res.write(ev(0, { role: 'assistant', content: 'Hello' }));
           res.write(ev(1, { role: 'assistant', content: 'Bye' }));
-          await sleep(2);
+          await client.reached('"Bye"');
           res.write(ev(1, {}, 'stop'));
           res.write(ev(0, {}, 'length'));
           res.end('data: [DONE]\n\n');
