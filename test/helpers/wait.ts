@@ -42,6 +42,17 @@ export function nextEvent<K extends keyof GatewayEventMap>(
   });
 }
 
+/** `p`, or a failure naming `what` if it has not settled within `ms`: for a promise that must not wait on something. */
+export function within<T>(p: Promise<T>, what: string, ms = WAIT_BOUND_MS): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const done = bound(what, ms, reject);
+    p.then(
+      (v) => (done(), resolve(v)),
+      (err: unknown) => (done(), reject(err)),
+    );
+  });
+}
+
 /**
  * The first `n` `name` events on `bus` that match `pred`, from now on (subscribe before causing
  * them): e.g. the `request` events of requests a test started, once each is finished.

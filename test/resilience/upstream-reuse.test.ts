@@ -5,15 +5,21 @@
  * read: abandoning the body there would cost the connection (every stream a
  * new TCP connection under load). It is read to its end in the background,
  * within the finish grace, and released if it never comes.
+ *
+ * The gateway runs on a virtual clock: the finish grace passes only when a test moves it on, and
+ * a background read has reached the body's end when the grace timer is gone (clock.pending 0).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../helpers/gateway.js';
-import { chunk, sleep, usageChunk } from '../helpers/raw-upstream.js';
+import { chunk, usageChunk } from '../helpers/raw-upstream.js';
+import { VirtualClock } from '../helpers/virtual-clock.js';
+import { deferred, until, within } from '../helpers/wait.js';
 
-const DONE_AFTER_MS = 400;
+/** How long the gateway reads an upstream body on after the answer (live-stream.ts FINISH_GRACE_MS). */
+const FINISH_GRACE_MS = 1000;
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -21,9 +27,14 @@ afterEach(async () => {
   closers = [];
 });
 
-/** An upstream streaming a short answer; `epilogue` decides how `[DONE]` and the body's end follow the usage chunk. */
+/**
+ * An upstream streaming a short answer; `epilogue` decides how `[DONE]` and the body's end follow
+ * the usage chunk: `later` and `large` once the test calls `sendEpilogue()` (after its client was
+ * answered), `never` not at all.
+ */
 async function upstream(epilogue: 'later' | 'never' | 'large') {
   let connections = 0;
+  let gate = deferred();
   const open = new Set<Socket>();
   /** Sockets that carried a request and are not closed yet. */
   const busy = new Set<Socket>();
@@ -38,8 +49,9 @@ async function upstream(epilogue: 'later' | 'never' | 'large') {
       res.write(chunk('m', {}, 'stop'));
       res.write(usageChunk('m', 5, 3));
       if (epilogue === 'never') return;
-      // A separate read on the gateway's side, well after it has answered its client.
-      await sleep(DONE_AFTER_MS);
+      // A separate read on the gateway's side, after it has answered its client.
+      await gate.promise;
+      gate = deferred();
       // Far more than the gateway buffers unread (64 KB): only a reader gets the body to its end.
       if (epilogue === 'large') for (let i = 0; i < 8; i++) res.write(`: ${'x'.repeat(32 * 1024)}\n\n`);
       res.end('data: [DONE]\n\n');
@@ -58,61 +70,76 @@ async function upstream(epilogue: 'later' | 'never' | 'large') {
         server.close(() => r());
       }),
   );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, connections: () => connections, busy: () => busy.size };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    connections: () => connections,
+    busy: () => busy.size,
+    sendEpilogue: () => gate.resolve(),
+  };
 }
 
 async function gatewayFor(url: string) {
-  const gw = await startGateway({
-    providers: [{ id: 'up', type: 'openai', baseUrl: url }],
-    models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
-  });
+  const clock = new VirtualClock();
+  const gw = await startGateway(
+    {
+      providers: [{ id: 'up', type: 'openai', baseUrl: url }],
+      models: [{ name: 'chat', deployments: [{ provider: 'up', model: 'm' }] }],
+    },
+    { clock },
+  );
   closers.push(() => gw.close(0));
-  return new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 });
+  return { client: new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 }), clock };
 }
 
-async function readAll(client: OpenAI): Promise<{ text: string; ms: number }> {
-  const t0 = Date.now();
+/** The client's answer, which must come while the upstream still holds back its `[DONE]`. */
+const answeredBeforeDone = (client: OpenAI) => within(readAll(client), "the client's answer, before the upstream's [DONE]");
+
+/** The gateway's background read reached the upstream body's end: it cleared the finish grace's timer, its last. */
+const bodyReadToEnd = (clock: VirtualClock) => until(() => clock.pending === 0, "the gateway to read the upstream's body to its end");
+
+async function readAll(client: OpenAI): Promise<{ text: string }> {
   const stream = await client.chat.completions.create({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] });
   let text = '';
   for await (const c of stream) text += c.choices[0]?.delta?.content ?? '';
-  return { text, ms: Date.now() - t0 };
+  return { text };
 }
 
 describe('upstream connection reuse after a stream', () => {
   it('a [DONE] arriving after the client was answered: the next streams reuse the one connection', async () => {
     const up = await upstream('later');
-    const client = await gatewayFor(up.url);
+    const { client, clock } = await gatewayFor(up.url);
     for (let i = 0; i < 3; i++) {
-      const r = await readAll(client);
-      expect(r.text).toBe('Hello there.');
-      // Answered without waiting for the upstream's [DONE].
-      expect(r.ms).toBeLessThan(DONE_AFTER_MS);
-      // Let the background read reach the body's end before the next request.
-      await sleep(DONE_AFTER_MS + 100);
+      // Answered without waiting for the upstream's [DONE], which it sends only after.
+      expect((await answeredBeforeDone(client)).text).toBe('Hello there.');
+      up.sendEpilogue();
+      // The background read reaches the body's end (no time passes for the grace) before the next request.
+      await bodyReadToEnd(clock);
     }
     expect(up.connections()).toBe(1);
   });
 
   it('an epilogue larger than the gateway buffers unread is read to its end too: the connection is still reused', async () => {
     const up = await upstream('large');
-    const client = await gatewayFor(up.url);
+    const { client, clock } = await gatewayFor(up.url);
     for (let i = 0; i < 3; i++) {
-      expect((await readAll(client)).text).toBe('Hello there.');
-      await sleep(DONE_AFTER_MS + 200);
+      expect((await answeredBeforeDone(client)).text).toBe('Hello there.');
+      up.sendEpilogue();
+      await bodyReadToEnd(clock);
     }
     expect(up.connections()).toBe(1);
   });
 
   it('an upstream that never ends its body after the answer: the client is answered at once, the connection released after the grace', async () => {
     const up = await upstream('never');
-    const client = await gatewayFor(up.url);
-    const r = await readAll(client);
-    expect(r.text).toBe('Hello there.');
-    expect(r.ms).toBeLessThan(500);
+    const { client, clock } = await gatewayFor(up.url);
+    expect((await answeredBeforeDone(client)).text).toBe('Hello there.');
     expect(up.busy()).toBe(1);
-    // The finish grace is 1 s; then the gateway gives the body up, and its connection with it.
-    const until = Date.now() + 3000;
-    while (up.busy() > 0 && Date.now() < until) await sleep(50);
-    expect(up.busy()).toBe(0);
+    // Just short of the finish grace the body is still being waited for...
+    await clock.advance(FINISH_GRACE_MS - 1);
+    expect(clock.pending).toBe(1);
+    expect(up.busy()).toBe(1);
+    // ...at the grace the gateway gives it up, and its connection with it.
+    await clock.advance(1);
+    await until(() => up.busy() === 0, 'the gateway to close the upstream connection after the finish grace');
   });
 });
