@@ -134,6 +134,8 @@ export interface SeenText {
   add(piece: string): void;
   /** Resolves once the text read so far includes `part`; rejects after `ms` naming it. */
   reached(part: string, ms?: number): Promise<void>;
+  /** Reads `res`'s body to its end through `add`; its text, or `failed` if a handshake timed out. */
+  readAll(res: Response): Promise<string>;
 }
 
 /**
@@ -159,6 +161,13 @@ export function seenText(): SeenText {
         waiting[i]!.resolve();
         waiting.splice(i, 1);
       }
+    },
+    async readAll(res) {
+      const decoder = new TextDecoder();
+      if (res.body) for await (const bytes of res.body) this.add(decoder.decode(bytes, { stream: true }));
+      this.add(decoder.decode());
+      if (failed) throw failed;
+      return text;
     },
     reached(part, ms = WAIT_BOUND_MS) {
       if (text.includes(part)) return Promise.resolve();

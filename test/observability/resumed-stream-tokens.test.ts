@@ -10,7 +10,8 @@
 import { afterEach, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { parsePrometheusText, sampleValue, type Exposition } from '../helpers/prom-parse.js';
-import { chunk, sleep, sseHead, startRawUpstream, usageChunk, writeWords } from '../helpers/raw-upstream.js';
+import { chunk, sseHead, startRawUpstream, usageChunk, writeWords } from '../helpers/raw-upstream.js';
+import { seenText, traceOf } from '../helpers/wait.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -22,13 +23,16 @@ const WORDS = ['one ', 'two ', 'three ', 'four.'];
 const CONTINUATION = { prompt: 40, completion: 2 };
 const PRICE = { cheap: { input: 1, output: 2 }, dear: { input: 30, output: 40 } };
 
+/** What the client of streamOnce has read: the primary cuts once it has the two words, so after the commit. */
+let client = seenText();
+
 /** `chat` over a/cheap (cut after two words, no usage) with the fallback alias `backup` over b/dear (prefill, finishes). */
 async function setup(streamResume: boolean): Promise<TestGateway> {
   const primary = await startRawUpstream(async (res) => {
     sseHead(res);
     res.write(chunk('cheap', { role: 'assistant', content: '' }));
     await writeWords(res, 'cheap', WORDS.slice(0, 2));
-    await sleep(20);
+    await client.reached(`"${WORDS[1]}"`);
     res.destroy();
   });
   closers.push(() => primary.close());
@@ -57,12 +61,13 @@ async function setup(streamResume: boolean): Promise<TestGateway> {
 }
 
 async function streamOnce(gw: TestGateway): Promise<{ body: string; id: string }> {
+  client = seenText();
   const r = await fetch(`${gw.baseURL}/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'count' }] }),
   });
-  return { body: await r.text(), id: r.headers.get('x-request-id')! };
+  return { body: await client.readAll(r), id: r.headers.get('x-request-id')! };
 }
 
 const scrape = async (gw: TestGateway): Promise<Exposition> => parsePrometheusText(await (await fetch(`${gw.url}/metrics`)).text());
@@ -74,8 +79,7 @@ it('a stream resumed on another deployment credits each attempt to the deploymen
   const { body, id } = await streamOnce(gw);
   expect(body).toContain('four.');
   expect(body).not.toContain('stream_broken');
-  await sleep(10);
-  const t = gw.observability.traces.get(id)!;
+  const t = await traceOf(gw, id);
   expect(t.streamOutcome).toBe('resumed');
   expect(t.deployment).toBe('b/dear');
   // The cut attempt reported no usage: its share is what the gateway counted, the totals less the continuation's.
@@ -98,8 +102,7 @@ it('a stream cut without a resume credits the tokens it used to its one deployme
   const gw = await setup(false);
   const { body, id } = await streamOnce(gw);
   expect(body).toContain('stream_broken');
-  await sleep(10);
-  const t = gw.observability.traces.get(id)!;
+  const t = await traceOf(gw, id);
   expect(t.streamOutcome).toBe('broken');
   expect(t.usage.completionTokens).toBeGreaterThan(0);
 

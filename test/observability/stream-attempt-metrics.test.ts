@@ -7,13 +7,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startChatOver, type TestGateway } from '../helpers/gateway.js';
 import { parsePrometheusText, sampleValue } from '../helpers/prom-parse.js';
-import { chunk, sleep, sseHead, startRawUpstream, usageChunk, writeWords } from '../helpers/raw-upstream.js';
+import { chunk, sseHead, startRawUpstream, usageChunk, writeWords } from '../helpers/raw-upstream.js';
+import { hungUp, nextEvent, seenText } from '../helpers/wait.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of closers.reverse()) await c();
   closers = [];
 });
+
+/** What the client of streamOnce has read: the upstream cuts once it has the two words, so after the commit. */
+let client = seenText();
 
 /** The first stream is cut after two words; a continuation (a prefill) is answered whole. */
 async function setup(streamResume: boolean): Promise<TestGateway> {
@@ -28,7 +32,7 @@ async function setup(streamResume: boolean): Promise<TestGateway> {
       return;
     }
     await writeWords(res, 'm', ['one ', 'two ']);
-    await sleep(20);
+    await client.reached('"two "');
     res.destroy();
   });
   closers.push(() => upstream.close());
@@ -38,12 +42,13 @@ async function setup(streamResume: boolean): Promise<TestGateway> {
 }
 
 async function streamOnce(gw: TestGateway): Promise<string> {
+  client = seenText();
   const r = await fetch(`${gw.baseURL}/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'count' }] }),
   });
-  return r.text();
+  return client.readAll(r);
 }
 
 async function attempts(gw: TestGateway, outcome: string): Promise<number | undefined> {
@@ -63,11 +68,8 @@ describe('switchyard_upstream_attempts_total for streams', () => {
     const upstream = await startRawUpstream(async (res) => {
       sseHead(res);
       res.write(chunk('m', { role: 'assistant', content: '' }));
-      for (let i = 0; i < 50 && !res.destroyed; i++) {
-        res.write(chunk('m', { content: `w${i} ` }));
-        await sleep(20);
-      }
-      res.end('data: [DONE]\n\n');
+      res.write(chunk('m', { content: 'w0 ' }));
+      await hungUp(res); // mid-answer until the gateway lets go
     });
     closers.push(() => upstream.close());
     const gw = await startChatOver(upstream.url);
@@ -81,8 +83,9 @@ describe('switchyard_upstream_attempts_total for streams', () => {
     });
     const reader = r.body!.getReader();
     await reader.read(); // the first chunk is here: the attempt committed
+    const finished = nextEvent(gw.gateway.bus, 'request', undefined, 'the request the client left to be finished');
     ac.abort();
-    await sleep(100);
+    await finished;
     expect(await attempts(gw, 'aborted')).toBe(1);
     expect((await attempts(gw, 'success')) ?? 0).toBe(0);
   });

@@ -57,11 +57,8 @@ async function streamThrough(
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }], ...request }),
   });
-  const decoder = new TextDecoder();
-  for await (const bytes of res.body!) client.add(decoder.decode(bytes, { stream: true }));
-  client.add(decoder.decode());
-  if (client.failed) throw client.failed;
-  return { status: res.status, values: dataValues(client.text), body: client.text };
+  const text = await client.readAll(res);
+  return { status: res.status, values: dataValues(text), body: text };
 }
 
 
