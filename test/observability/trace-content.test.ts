@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../../src/providers/simulated/http-server.js';
 import type { TraceRecord } from '../../src/observability/events.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { traceOf as traced } from '../helpers/wait.js';
 
 for (const store of ['memory', 'sqlite'] as const) {
   describe(`trace content (${store} store)`, () => {
@@ -105,7 +106,8 @@ for (const store of ['memory', 'sqlite'] as const) {
       let text = '';
       for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
       expect(text.length).toBeGreaterThan(0);
-      await new Promise((r) => setTimeout(r, 20));
+      // A stream's trace is recorded when it is finished, which can be just after the client read its end.
+      await traced(gw, response.headers.get('x-request-id'));
       const t = await traceOf(response.headers.get('x-request-id')!);
       expect(t).toMatchObject({ stream: true, status: 200, streamOutcome: 'completed', resumed: false, fallbackUsed: false, deployment: 'secondary/s1' });
       expect(t.ttftMs).toBeGreaterThan(0);

@@ -7,7 +7,8 @@
 import OpenAI from 'openai';
 import { afterEach, expect, it } from 'vitest';
 import { startGateway } from '../helpers/gateway.js';
-import { chunk, sleep, sseHead, startRawUpstream, usageChunk, writeWords, type RawHandler } from '../helpers/raw-upstream.js';
+import { chunk, sseHead, startRawUpstream, usageChunk, writeWords, type RawHandler } from '../helpers/raw-upstream.js';
+import { seenText } from '../helpers/wait.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -30,14 +31,18 @@ const prefillOf = (body: Record<string, unknown>) => {
   return last.role === 'assistant' ? last.content : '';
 };
 
+/** What the client has read: the cutter cuts once the client has every word it wrote, so after the commit. */
+const shown = seenText();
+
 /** One word more than it was given, then a cut. */
 const cutsEveryTime: RawHandler = async (res, hit) => {
   const have = prefillOf(hit.body);
   const from = WORDS.findIndex((_, i) => WORDS.slice(0, i).join('') === have);
   sseHead(res);
   res.write(chunk('c-model', { role: 'assistant', content: '' }));
-  await writeWords(res, 'c-model', WORDS.slice(from, from + (have === '' ? 2 : 1)));
-  await sleep(20);
+  const upTo = from + (have === '' ? 2 : 1);
+  await writeWords(res, 'c-model', WORDS.slice(from, upTo));
+  await shown.reached(WORDS.slice(0, upTo).join(''));
   res.destroy();
 };
 
@@ -74,7 +79,11 @@ it('a cut stream served by a content-policy fallback resumes among the fallbacks
 
   const stream = await client.chat.completions.create({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'count' }] });
   let text = '';
-  for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+  for await (const c of stream) {
+    text += c.choices[0]?.delta.content ?? '';
+    shown.add(c.choices[0]?.delta.content ?? '');
+  }
+  if (shown.failed) throw shown.failed;
   expect(text).toBe(WORDS.join(''));
   // Refused once, never asked again; the cut fallback resumed once on itself, then its own fallback finished.
   expect(strict.hits).toHaveLength(1);
