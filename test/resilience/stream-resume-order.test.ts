@@ -6,7 +6,8 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../helpers/gateway.js';
-import { chunk, sleep, sseHead, startRawUpstream, usageChunk, writeWords, type RawHandler } from '../helpers/raw-upstream.js';
+import { chunk, sseHead, startRawUpstream, usageChunk, writeWords, type RawHandler } from '../helpers/raw-upstream.js';
+import { seenText, traceOf } from '../helpers/wait.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -17,6 +18,9 @@ afterEach(async () => {
 const WORDS = ['one ', 'two ', 'three ', 'four ', 'five ', 'six.'];
 
 /** Sends one more word than the prefill it was given holds, then cuts the connection. */
+/** What the client has read: the cutter cuts once the client has all it wrote, so after the commit. */
+const shown = seenText();
+
 const cutsEveryTime: RawHandler = async (res, hit) => {
   const msgs = hit.body.messages as { role: string; content: string }[];
   const last = msgs[msgs.length - 1]!;
@@ -25,7 +29,7 @@ const cutsEveryTime: RawHandler = async (res, hit) => {
   sseHead(res);
   res.write(chunk('p-model', { role: 'assistant', content: '' }));
   await writeWords(res, 'p-model', have === '' ? WORDS.slice(0, 2) : [next]);
-  await sleep(20);
+  await shown.reached(have === '' ? WORDS.slice(0, 2).join('') : have + next);
   res.destroy();
 };
 
@@ -68,17 +72,20 @@ describe('stream resume order', () => {
     let text = '';
     let error: unknown;
     try {
-      for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+      for await (const c of stream) {
+        text += c.choices[0]?.delta.content ?? '';
+        shown.add(c.choices[0]?.delta.content ?? '');
+      }
     } catch (err) {
       error = err;
     }
+    expect(shown.failed).toBeUndefined();
     expect(error).toBeUndefined();
     expect(text).toBe(WORDS.join(''));
     // The first resume goes to the same deployment; once that broke as well, the fallback continues.
     expect(primary.hits).toHaveLength(2);
     expect(secondary.hits).toHaveLength(1);
-    await sleep(10);
-    const t = gw.observability.traces.get(response.headers.get('x-request-id')!)!;
+    const t = await traceOf(gw, response.headers.get('x-request-id'));
     expect(t.attempts.map((a) => [a.provider, a.errorType, a.resume ?? false])).toEqual([
       ['primary', 'network', false],
       ['primary', 'network', true],

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { assembleStream } from '../helpers/assemble-stream.js';
 import { openaiProvider, startGateway } from '../helpers/gateway.js';
 import { chunk, sleep, sseHead, startRawUpstream, type RawHandler, type RawUpstream } from '../helpers/raw-upstream.js';
+import { hungUp } from '../helpers/wait.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -31,7 +32,7 @@ const cutsAfter =
 
 /**
  * Answers a continuation with `pieces` as content chunks, then by `end`: a finish and `[DONE]`,
- * `[DONE]` alone (no finish_reason), or nothing more for a minute (`hold`).
+ * `[DONE]` alone (no finish_reason), or nothing more until the gateway hangs up (`hold`).
  */
 const continues =
   (pieces: string[], end: 'finish' | 'done' | 'hold' = 'finish'): RawHandler =>
@@ -39,7 +40,7 @@ const continues =
     sseHead(res);
     res.write(chunk('s-model', { role: 'assistant', content: '' }));
     for (const p of pieces) res.write(chunk('s-model', { content: p }));
-    if (end === 'hold') return void (await sleep(60_000));
+    if (end === 'hold') return hungUp(res);
     if (end === 'finish') res.write(chunk('s-model', {}, 'stop'));
     res.end('data: [DONE]\n\n');
   };

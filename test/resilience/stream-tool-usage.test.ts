@@ -6,7 +6,8 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startChatOver } from '../helpers/gateway.js';
-import { chunk, sleep, sseHead, startRawUpstream } from '../helpers/raw-upstream.js';
+import { chunk, sseHead, startRawUpstream } from '../helpers/raw-upstream.js';
+import { traceOf } from '../helpers/wait.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -49,8 +50,7 @@ describe('usage of a streamed tool call counted by the gateway', () => {
     expect(args).toBe(ARGS);
     const expected = Math.ceil(('get_weather'.length + ARGS.length) / 4);
     expect(usage?.completion_tokens).toBe(expected);
-    await sleep(10);
-    const t = gw.observability.traces.get(response.headers.get('x-request-id')!)!;
+    const t = await traceOf(gw, response.headers.get('x-request-id'));
     expect(t.usage.completionTokens).toBe(expected);
   });
 });
