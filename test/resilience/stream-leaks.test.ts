@@ -9,6 +9,9 @@ import { Agent, request } from 'undici';
 import { startFaultServer } from '../../src/providers/simulated/http-server.js';
 import { seededRandom } from '../../src/core/clock.js';
 import { startGateway } from '../helpers/gateway.js';
+import { until } from '../helpers/wait.js';
+
+const KINDS = ['Timeout', 'TCPSocketWrap', 'TCPServerWrap'] as const;
 
 function resources(): Record<string, number> {
   const out: Record<string, number> = {};
@@ -71,16 +74,22 @@ describe('stream hygiene under random faults', () => {
     expect(Object.values(outcomes).reduce((s, n) => s + n, 0)).toBe(1000);
     expect(outcomes.done).toBeGreaterThan(800);
     expect(outcomes.other ?? 0).toBe(0);
-    await new Promise((r) => setTimeout(r, 300));
+    // Streams the clients left settle just after: wait for that, bounded (a leak never settles).
+    await until(() => gw.server.inFlight === 0, `no request in flight (${gw.server.inFlight} still are)`).catch(() => {});
     expect(gw.server.inFlight).toBe(0);
 
     await client.close();
     await gw.close(0);
     await a.close();
     await b.close();
-    await new Promise((r) => setTimeout(r, 100));
+    // Closed sockets and timers leave the list a few turns later: wait for that, bounded.
+    const settled = () => {
+      const now = resources();
+      return KINDS.every((k) => (now[k] ?? 0) <= (baseline[k] ?? 0));
+    };
+    await until(settled, 'handles back to the baseline').catch(() => {});
     const after = resources();
-    for (const kind of ['Timeout', 'TCPSocketWrap', 'TCPServerWrap']) {
+    for (const kind of KINDS) {
       expect({ kind, n: Math.min(after[kind] ?? 0, baseline[kind] ?? 0) }).toEqual({ kind, n: after[kind] ?? 0 });
     }
   }, 60_000);
