@@ -10,6 +10,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startChatOver } from '../helpers/gateway.js';
 import { sleep, sseHead, startRawUpstream } from '../helpers/raw-upstream.js';
+import { seenText } from '../helpers/wait.js';
 import { rawExchange, sseData } from './wire.js';
 
 let closers: (() => Promise<void>)[] = [];
@@ -69,13 +70,15 @@ describe('template-built chunks over the wire', () => {
   it("a resumed stream's continuation, built from its own template, is relabelled into one answer", async () => {
     const first = PIECES.slice(0, 5);
     const rest = PIECES.slice(5);
+    const shown = seenText();
     const upstream = await startRawUpstream(async (res, hit, n) => {
       sseHead(res);
       if (n === 1) {
         // Cut after five pieces: no finish, no [DONE].
         const events = openaiStream('chatcmpl-First', 'm-1', first).slice(0, 1 + first.length);
         for (const e of events) res.write(`data: ${e}\n\n`);
-        await sleep(20);
+        // Cut once the client has the five pieces: the gateway forwarded them, so the cut is after the commit.
+        await shown.reached(first.join(''));
         res.destroy();
         return;
       }
@@ -95,8 +98,10 @@ describe('template-built chunks over the wire', () => {
     for await (const c of stream) {
       ids.add(c.id);
       text += c.choices[0]?.delta.content ?? '';
+      shown.add(c.choices[0]?.delta.content ?? '');
       finish = c.choices[0]?.finish_reason ?? finish;
     }
+    expect(shown.failed).toBeUndefined();
     expect(text).toBe(PIECES.join(''));
     expect([...ids]).toEqual(['chatcmpl-First']);
     expect(finish).toBe('stop');
