@@ -11,6 +11,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { completionText, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { until } from '../helpers/wait.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -66,7 +67,7 @@ async function burst(n: number, call: () => Promise<unknown>, upstream: RawUpstr
       },
     ),
   );
-  while (upstream.hits.length + refused < n) await new Promise((r) => setTimeout(r, 5));
+  await until(() => upstream.hits.length + refused >= n, `each of ${n} calls held at the upstream or refused (${upstream.hits.length} held, ${refused} refused)`);
   release();
   const outcomes = await Promise.all(calls);
   return { served: outcomes.filter((o) => o === 'served').length, refused };

@@ -8,6 +8,7 @@ import { afterEach, expect, it } from 'vitest';
 import { answersCompletion, sleep, startRawUpstream, type RawHandler, type RawUpstream } from '../helpers/raw-upstream.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { VirtualClock } from '../helpers/virtual-clock.js';
+import { until } from '../helpers/wait.js';
 
 const refusal = JSON.stringify({ error: { message: 'Your request was rejected by our content_policy', type: 'invalid_request_error', code: 'content_policy_violation', param: null } });
 
@@ -90,7 +91,7 @@ it('a deployment served after a capacity wait that refuses on content policy mov
   const second = ask();
   // Its deadline and its wait for `a` are armed; time moves a second at a time until `a` refills
   // (about a minute) and is asked, then stands still while the real sockets answer.
-  while (clock.pending < idle + 2) await sleep(5);
+  await until(() => clock.pending >= idle + 2, 'the second request to arm its deadline and its wait for `a`');
   for (let s = 0; a.hits.length < 2 && s < 120; s++) {
     await clock.advance(1000);
     await sleep(2);
