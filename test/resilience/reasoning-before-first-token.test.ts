@@ -35,7 +35,7 @@ async function start(timeouts: { ttftTimeoutMs: number; idleTimeoutMs: number } 
   const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 });
   const answer = client.chat.completions.create({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'think' }] }).withResponse();
   answer.catch(() => {});
-  while (res === undefined) await sleep(2);
+  await upstream.hit(1); // its handler has run: `res` is the response to write to
   /** Writes, lets the gateway read it over the socket, then moves its clock on. */
   const step = async (s: string, ms = STEP_MS) => {
     if (!res!.destroyed) res!.write(s);
