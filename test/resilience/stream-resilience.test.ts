@@ -9,10 +9,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../../src/providers/simulated/http-server.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { chunk, sseHead, startRawUpstream, usageChunk, writeWords, type RawHandler, type RawUpstream } from '../helpers/raw-upstream.js';
-import { hungUp, seenText, traceOf } from '../helpers/wait.js';
+import { VirtualClock } from '../helpers/virtual-clock.js';
+import { hungUp, seenText, traceOf, within } from '../helpers/wait.js';
 
 const FULL = 'The quick brown fox jumps over the lazy dog and keeps running far away.';
 const WORDS = FULL.split(/(?<= )/);
+const IDLE_MS = 300;
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -30,6 +32,8 @@ interface Setup {
   secondary?: RawHandler | 'fault';
   secondaryPrefill?: boolean;
   resilience?: Record<string, unknown>;
+  /** The gateway's clock (real time when absent). */
+  clock?: VirtualClock;
 }
 
 async function setup(s: Setup) {
@@ -60,10 +64,10 @@ async function setup(s: Setup) {
     models.push({ name: 'backup', deployments: [{ provider: 'secondary', model: 's-model', capabilities: s.secondaryPrefill ? ['prefill'] : [] }] });
   }
   const gw: TestGateway = await startGateway({
-    resilience: { ttftTimeoutMs: 300, idleTimeoutMs: 300, requestTimeoutMs: 2000, maxRetries: 0, ...s.resilience },
+    resilience: { ttftTimeoutMs: 300, idleTimeoutMs: IDLE_MS, requestTimeoutMs: 2000, maxRetries: 0, ...s.resilience },
     providers,
     models,
-  });
+  }, { clock: s.clock });
   closers.push(() => gw.close(0));
   const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 });
   shown = seenText();
@@ -151,9 +155,21 @@ describe('stalls and cuts after the first token', () => {
     res.destroy();
   };
 
+  /**
+   * Reads the answer on a gateway with a virtual clock: once the client has the three words the
+   * upstream then goes silent after (so the gateway took the last one), idleTimeoutMs passes.
+   */
+  async function readThroughStall(client: OpenAI, clock: VirtualClock): Promise<Read> {
+    const reading = read(client);
+    await shown.reached(WORDS.slice(0, 3).join(''));
+    await clock.advance(IDLE_MS);
+    return within(reading, 'the stream to go on (resumed, or ended with an error) once idleTimeoutMs passed in silence');
+  }
+
   it('a stall is resumed on a prefill-capable fallback: the whole answer, exactly once', async () => {
-    const { client, gw, fault } = await setup({ primary: stallAfter3, secondary: 'fault', secondaryPrefill: true });
-    const r = await read(client);
+    const clock = new VirtualClock();
+    const { client, gw, fault } = await setup({ primary: stallAfter3, secondary: 'fault', secondaryPrefill: true, clock });
+    const r = await readThroughStall(client, clock);
     expect(r.error).toBeUndefined();
     expect(r.text).toBe(FULL);
     expect(r.finish).toBe('stop');
@@ -172,12 +188,13 @@ describe('stalls and cuts after the first token', () => {
   });
 
   it('a stall with nothing able to continue ends with a bounded error event', async () => {
-    const { client, gw } = await setup({ primary: stallAfter3 });
-    const r = await read(client);
+    const clock = new VirtualClock();
+    const { client, gw } = await setup({ primary: stallAfter3, clock });
+    // Bounded: it ends when idleTimeoutMs has passed (readThroughStall fails if it does not).
+    const r = await readThroughStall(client, clock);
     expect(r.text).toBe(WORDS.slice(0, 3).join(''));
     expect(r.error).toBeInstanceOf(OpenAI.APIError);
     expect(String((r.error as Error).message)).toMatch(/stalled/);
-    expect(r.ms).toBeLessThan(2000);
     expect((await traceOf(gw, r.requestId)).streamOutcome).toBe('broken');
   });
 
