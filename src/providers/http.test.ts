@@ -14,6 +14,7 @@ import { headersOf, HttpUpstream, type HttpUpstreamOptions } from './http.js';
 import { errorFromResponse } from '../resilience/classify.js';
 import { parseRateLimitHeaders, RATE_LIMIT_HEADERS } from '../limits/rate-limit-headers.js';
 import { NO_HEADERS } from './types.js';
+import { until } from '../../test/helpers/wait.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -258,8 +259,7 @@ describe('HttpUpstream', () => {
     expect(err).toBeInstanceOf(AttemptAborted);
     expect((err as AttemptAborted).kind).toBe('idle');
     expect(pieces.join('')).toBe('data: first\n\n');
-    await tick(50);
-    expect(busy.size).toBe(0);
+    await until(() => busy.size === 0, `the socket released (${busy.size} busy)`);
   });
 
   it('an abort before the head rejects at once with the reason', async () => {
@@ -320,8 +320,7 @@ describe('HttpUpstream', () => {
       expect(p).toBe('data: a\n\n');
       break;
     }
-    await tick(50);
-    expect(busy.size).toBe(0);
+    await until(() => busy.size === 0, `the socket released (${busy.size} busy)`);
   });
 
   it('a connection refused is a network UpstreamError', async () => {
