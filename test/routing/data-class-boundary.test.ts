@@ -6,13 +6,16 @@
  */
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { chunk, sleep, sseHead, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { chunk, sseHead, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { seenText } from '../helpers/wait.js';
 
 type LocalMode = 'ok' | 'fail' | 'policy' | 'cut';
 let mode: LocalMode = 'ok';
 let ext: RawUpstream;
 let loc: RawUpstream;
 let gw: TestGateway;
+/** What the client of `post` has read: a local stream goes on (or is cut) once the client has its first piece. */
+let seen = seenText();
 
 const completion = (model: string) =>
   JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model, choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
@@ -50,7 +53,7 @@ beforeAll(async () => {
     if (hit.body.stream === true) {
       sseHead(res);
       res.write(chunk('loc', { content: 'part' }));
-      await sleep(30);
+      await seen.reached('"part"');
       // A cut after the commit point: the stream resumes, on a local deployment only.
       if (mode === 'cut' && !resuming) return void res.destroy();
       res.write(chunk('loc', { content: ' done' }, 'stop'));
@@ -94,8 +97,9 @@ beforeEach(() => {
 });
 
 async function post(path: string, key: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
+  seen = seenText();
   const r = await fetch(`${gw.baseURL}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  return { status: r.status, text: await r.text(), deployment: r.headers.get('x-switchyard-deployment') };
+  return { status: r.status, text: await seen.readAll(r), deployment: r.headers.get('x-switchyard-deployment') };
 }
 const chat = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: 'user', content: 'patient record' }], ...extra });
 
