@@ -134,6 +134,11 @@ export interface SeenText {
   add(piece: string): void;
   /** Resolves once the text read so far includes `part`; rejects after `ms` naming it. */
   reached(part: string, ms?: number): Promise<void>;
+  /**
+   * Throws if a handshake failed, or is still waiting: after the test's reading, every `reached`
+   * must have come true (a cut made late by another timer would otherwise pass unseen).
+   */
+  check(): void;
   /** Reads `res`'s body to its end through `add`; its text, or `failed` if a handshake timed out. */
   readAll(res: Response): Promise<string>;
 }
@@ -162,11 +167,15 @@ export function seenText(): SeenText {
         waiting.splice(i, 1);
       }
     },
+    check() {
+      if (failed) throw failed;
+      if (waiting.length > 0) throw new Error(`still waiting for the client to read ${waiting.map((w) => JSON.stringify(w.part)).join(', ')} (it read ${JSON.stringify(text.slice(-200))})`);
+    },
     async readAll(res) {
       const decoder = new TextDecoder();
       if (res.body) for await (const bytes of res.body) this.add(decoder.decode(bytes, { stream: true }));
       this.add(decoder.decode());
-      if (failed) throw failed;
+      this.check();
       return text;
     },
     reached(part, ms = WAIT_BOUND_MS) {
@@ -181,5 +190,27 @@ export function seenText(): SeenText {
         waiting.push(entry);
       });
     },
+  };
+}
+
+/**
+ * A fetch for an SDK client (the `openai` client's `fetch` option) whose response bodies pass
+ * through `seen()` as they arrive: seenText's handshake for tests that read through an SDK.
+ */
+export function fetchSeenBy(seen: () => SeenText): typeof fetch {
+  return async (input, init) => {
+    const res = await fetch(input, init);
+    if (!res.body) return res;
+    const target = seen();
+    const decoder = new TextDecoder();
+    const body = res.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(bytes, out) {
+          target.add(decoder.decode(bytes, { stream: true }));
+          out.enqueue(bytes);
+        },
+      }),
+    );
+    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
   };
 }

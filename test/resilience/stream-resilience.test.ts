@@ -103,7 +103,7 @@ async function read(client: OpenAI): Promise<Read> {
     r.error = err;
   }
   r.ms = Date.now() - t0;
-  if (shown.failed) throw shown.failed;
+  shown.check();
   return r;
 }
 

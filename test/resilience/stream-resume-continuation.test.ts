@@ -10,14 +10,20 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assembleStream } from '../helpers/assemble-stream.js';
 import { openaiProvider, startGateway } from '../helpers/gateway.js';
-import { chunk, sleep, sseHead, startRawUpstream, type RawHandler, type RawUpstream } from '../helpers/raw-upstream.js';
+import { chunk, sseHead, startRawUpstream, type RawHandler, type RawUpstream } from '../helpers/raw-upstream.js';
+import { fetchSeenBy, seenText } from '../helpers/wait.js';
 import { startAnthropicServer, type AnthropicServer } from '../servers/anthropic-server.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of closers.reverse()) await c();
   closers = [];
+  // A cut whose handshake never came true still cuts (the gateway's idle timer ends the wait): fail on it here.
+  shown.check();
 });
+
+/** What the client has received: an upstream cuts once the gateway forwarded what it wrote, so after the commit. */
+let shown = seenText();
 
 /** Sends "Hello wor" as one response (id chatcmpl-first, created 1700000000), then cuts the connection. */
 const cutsAfterHelloWor: RawHandler = async (res) => {
@@ -25,7 +31,7 @@ const cutsAfterHelloWor: RawHandler = async (res) => {
   for (const delta of [{ role: 'assistant', content: '' }, { content: 'Hello ' }, { content: 'wor' }]) {
     res.write(chunk('p-model', delta).replace(/chatcmpl-raw-\d+/, 'chatcmpl-first'));
   }
-  await sleep(20);
+  await shown.reached('"wor"');
   res.destroy();
 };
 
@@ -49,7 +55,8 @@ async function resumeGateway(primary: RawHandler, second: Record<string, unknown
     { env: { K: 'test-key' } },
   );
   closers.push(() => gw.close(0));
-  return new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0 });
+  shown = seenText();
+  return new OpenAI({ baseURL: gw.baseURL, apiKey: 'x', maxRetries: 0, fetch: fetchSeenBy(() => shown) });
 }
 
 /** `resumeGateway` whose prefill-capable fallback is a loopback Anthropic server (native API). */
@@ -110,7 +117,7 @@ describe('a stream resumed on another provider', () => {
       async (res) => {
         sseHead(res);
         res.write(chunk('p-model', { role: 'assistant', content: 'Ada", ' }));
-        await sleep(20);
+        await shown.reached('Ada');
         res.destroy();
       },
       chunk('s-model', { content: '"age": 36}' }),

@@ -79,7 +79,7 @@ describe('stream resume order', () => {
     } catch (err) {
       error = err;
     }
-    expect(shown.failed).toBeUndefined();
+    shown.check();
     expect(error).toBeUndefined();
     expect(text).toBe(WORDS.join(''));
     // The first resume goes to the same deployment; once that broke as well, the fallback continues.

@@ -101,7 +101,7 @@ describe('template-built chunks over the wire', () => {
       shown.add(c.choices[0]?.delta.content ?? '');
       finish = c.choices[0]?.finish_reason ?? finish;
     }
-    expect(shown.failed).toBeUndefined();
+    shown.check();
     expect(text).toBe(PIECES.join(''));
     expect([...ids]).toEqual(['chatcmpl-First']);
     expect(finish).toBe('stop');
