@@ -10,8 +10,9 @@ import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus, type TraceRecord } from '../../src/observability/events.js';
 import { openaiProvider, startGateway, type TestGateway } from '../helpers/gateway.js';
-import { chunk, sleep, sseHead, startRawUpstream } from '../helpers/raw-upstream.js';
+import { chunk, sseHead, startRawUpstream } from '../helpers/raw-upstream.js';
 import { chatBody, readUntil, sseData } from './wire.js';
+import { seenText } from '../helpers/wait.js';
 
 // 40 pieces at 40 a second: a stream of about one second.
 const REPLY = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ');
@@ -172,13 +173,14 @@ describe('close(graceMs)', () => {
   });
 
   it('ends a stream that is being resumed after a cut the same way, and releases the continuation', async () => {
-    // The first answer cuts after two words; the continuation (prefill) is accepted and never answered.
+    // The first answer cuts after two words, once the client has them; the continuation (prefill) is accepted and never answered.
+    const seen = seenText();
     const upstream = await startRawUpstream(async (res, _hit, n) => {
       if (n > 1) return;
       sseHead(res);
       res.write(chunk('up-1', { role: 'assistant', content: 'one ' }));
       res.write(chunk('up-1', { content: 'two ' }));
-      await sleep(20);
+      await seen.reached('"two "');
       res.destroy();
     });
     try {
@@ -193,9 +195,10 @@ describe('close(graceMs)', () => {
         { bus },
       );
       const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', body: chatBody('fast', { stream: true }) });
-      const reading = readUntil(r.body!, () => false);
+      const reading = readUntil(r.body!, (text) => (seen.add(text.slice(seen.text.length)), false));
       // The continuation is out (a second hit, its socket open) and waiting for its first token.
       await expect.poll(() => upstream.hits.length).toBe(2);
+      seen.check(); // the cut came once the client had the two words, not by a timer
       expect(upstream.hits[1]!.text).toContain('one two ');
       const t0 = Date.now();
       await gw.close(200);
