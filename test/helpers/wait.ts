@@ -95,14 +95,15 @@ export function traceOf(gw: TestGateway, id: string | null): Promise<TraceRecord
 }
 
 /**
- * Resolves once `pred()` holds, checked after each turn of the event loop (setImmediate: after
- * pending I/O), for what has no event of its own (a socket count, a hit on a fake upstream).
+ * Resolves once `pred()` holds, for what has no event of its own (a socket count, a timer the
+ * gateway cleared). Checked after each turn of the event loop (setImmediate: after pending I/O)
+ * at first, then every millisecond, so a longer wait does not spin a core.
  */
 export async function until(pred: () => boolean, what: string, ms = WAIT_BOUND_MS): Promise<void> {
   const deadline = performance.now() + ms;
-  while (!pred()) {
+  for (let turns = 0; !pred(); turns++) {
     if (performance.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => (turns < 100 ? setImmediate(r) : setTimeout(r, 1)));
   }
 }
 
