@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startChatOver, type TestGateway } from '../helpers/gateway.js';
-import { chunk, sleep, sseHead, startRawUpstream, usageChunk } from '../helpers/raw-upstream.js';
+import { chunk, sseHead, startRawUpstream, usageChunk } from '../helpers/raw-upstream.js';
+import { seenText } from '../helpers/wait.js';
 import { rawExchange, sseData } from './wire.js';
 
 let closers: (() => Promise<void>)[] = [];
@@ -31,19 +32,26 @@ function httpChunks(body: Buffer): string[] {
 
 const BATCH = 10;
 
+/**
+ * What the test's client has received: the upstream writes its next batch once the client has the
+ * one before, so the gateway read each in its own read (was a 40 ms pause that usually meant it).
+ */
+let seen = seenText();
+
 async function setup(): Promise<TestGateway> {
   const upstream = await startRawUpstream(async (res) => {
     sseHead(res);
     res.write(chunk('m', { role: 'assistant', content: '' }) + chunk('m', { content: 'first' }));
-    await sleep(40);
+    await seen.reached('"first"');
     // Ten events in one write: the gateway reads them together.
     res.write(Array.from({ length: BATCH }, (_, i) => chunk('m', { content: ` w${i}` })).join(''));
-    await sleep(40);
+    await seen.reached(`" w${BATCH - 1}"`);
     res.end(chunk('m', {}, 'stop') + usageChunk('m', 3, BATCH + 1) + 'data: [DONE]\n\n');
   });
   closers.push(() => upstream.close());
   const gw = await startChatOver(upstream.url);
   closers.push(() => gw.close(0));
+  seen = seenText();
   return gw;
 }
 
@@ -54,7 +62,8 @@ describe('SSE writes', () => {
     const body = JSON.stringify({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'hi' }] });
     const res = await rawExchange(port, [
       `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    ]);
+    ], { hangUpWhen: (received) => (seen.add(received.slice(seen.text.length)), false) });
+    seen.check();
     expect(res.status).toBe(200);
     expect(res.headers['transfer-encoding']).toBe('chunked');
 
