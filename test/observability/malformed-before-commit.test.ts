@@ -6,7 +6,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { EventBus, type TraceRecord } from '../../src/observability/events.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { chunk, sleep, sseHead, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
+import { chunk, sseHead, startRawUpstream, type RawUpstream } from '../helpers/raw-upstream.js';
 
 let open: (RawUpstream | TestGateway)[] = [];
 afterEach(async () => {
@@ -19,8 +19,9 @@ it('an attempt with malformed events that is cut before its first token has them
     sseHead(res);
     res.write(chunk('m1', { role: 'assistant', content: '' }));
     res.write('data: {not json\n\n');
-    res.write('data: {"choices":[null]}\n\n');
-    await sleep(10);
+    // Cut once the events are handed to the kernel (before the FIN, so the gateway reads them first),
+    // not after a pause that usually meant it.
+    await new Promise((flushed) => res.write('data: {"choices":[null]}\n\n', flushed));
     res.destroy();
   });
   const healthy = await startRawUpstream((res) => {

@@ -10,7 +10,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { assembleStream } from '../helpers/assemble-stream.js';
 import { openaiProvider, startGateway } from '../helpers/gateway.js';
-import { chunk, sleep, sseHead, startRawUpstream, type RawHandler, type RawUpstream } from '../helpers/raw-upstream.js';
+import { chunk, sseHead, startRawUpstream, type RawHandler, type RawUpstream } from '../helpers/raw-upstream.js';
 import { hungUp } from '../helpers/wait.js';
 
 let closers: (() => Promise<void>)[] = [];
@@ -25,8 +25,9 @@ const cutsAfter =
   async (res) => {
     sseHead(res);
     res.write(chunk('p-model', { role: 'assistant', content: '' }));
-    for (const p of pieces) res.write(chunk('p-model', { content: p }));
-    await sleep(20);
+    // Cut once the pieces are handed to the kernel, ahead of the FIN: the gateway reads them, then the
+    // cut. (Not once the client has them: a piece that may begin a stop sequence is held back.)
+    await new Promise((flushed) => res.write(pieces.map((p) => chunk('p-model', { content: p })).join(''), flushed));
     res.destroy();
   };
 
