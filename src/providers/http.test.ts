@@ -253,7 +253,7 @@ describe('HttpUpstream', () => {
     const reading = (async () => {
       for await (const p of http.text(res, ac.signal)) pieces.push(p);
     })();
-    await tick();
+    await until(() => pieces.length > 0, 'the first piece of the body'); // mid-body: the abort comes after it
     ac.abort(new AttemptAborted('idle', 'stalled'));
     const err = await reading.catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AttemptAborted);
