@@ -7,7 +7,7 @@
 import { categorize, errorFromResponse, parseErrorBody } from '../../resilience/classify.js';
 import { UpstreamError, type ErrorCategory } from '../../resilience/upstream-error.js';
 import type { UpstreamHeaders } from '../types.js';
-import { recategorized } from '../recategorized.js';
+import { amended, recategorized } from '../recategorized.js';
 import { inputLimitOf } from './input-limit.js';
 
 /** The HTTP status each documented Anthropic error type is sent with. */
@@ -50,17 +50,7 @@ export function anthropicErrorFromResponse(
   if (category !== undefined && category !== err.category) return recategorized(err, category);
   // A 429 names the input-tokens-per-minute limit: a prompt plainly larger is refused for its size (refused-for-size.ts).
   const inputTokenLimit = status === 429 && err.category === 'rate_limited' ? inputLimitOf(headers, err.message) : undefined;
-  if (inputTokenLimit === undefined) return err;
-  return new UpstreamError({
-    category: err.category,
-    message: err.message,
-    status,
-    providerCode: err.providerCode,
-    retryAfterMs: err.retryAfterMs,
-    headers,
-    param: err.param,
-    inputTokenLimit,
-  });
+  return inputTokenLimit === undefined ? err : amended(err, { inputTokenLimit });
 }
 
 /**
