@@ -9,7 +9,7 @@ export function recategorized(err: UpstreamError, category: ErrorCategory): Upst
   return amended(err, { category });
 }
 
-/** `err` with `changes` made, all else it carries kept (a limit the provider's body names, say). */
+/** `err` with `changes` made, all else it carries kept (a limit the provider's body names, say); not its `cause`. */
 export function amended(err: UpstreamError, changes: Partial<UpstreamErrorInit>): UpstreamError {
   return new UpstreamError({
     category: err.category,
@@ -20,6 +20,8 @@ export function amended(err: UpstreamError, changes: Partial<UpstreamErrorInit>)
     headers: err.headers,
     param: err.param,
     inputTokenLimit: err.inputTokenLimit,
+    unsent: err.unsent,
+    meantStatus: err.meantStatus,
     ...changes,
   });
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { refusedByThisModel } from '../resilience/classify.js';
 import { UpstreamError } from '../resilience/upstream-error.js';
-import { LEARNT_MS, MARGIN, MAX_MODELS, refusedForSize, SizeLimits } from './refused-for-size.js';
+import { countedChars, LEARNT_MS, MARGIN, MAX_MODELS, refusedForSize, SizeLimits } from './refused-for-size.js';
 
 const UPSTREAM_WORDS = 'This request would exceed the rate limit for your organization (0dccdde6) of 30,000 input tokens per minute.';
 const rateLimited = (inputTokenLimit: number | undefined) =>
@@ -45,6 +45,17 @@ describe('refusedForSize', () => {
     expect(rateLimited(Number.NaN).inputTokenLimit).toBeUndefined();
     expect(rateLimited(1.5).inputTokenLimit).toBeUndefined();
     expect(rateLimited(250_000).inputTokenLimit).toBe(250_000);
+  });
+});
+
+describe('countedChars', () => {
+  it('counts a run of whitespace once and no more than four of one character in a row, as tokenizers fold them', () => {
+    expect(countedChars('plain words here')).toBe('plain words here'.length);
+    expect(countedChars('{\n        "key": "value"\n}')).toBe('{ "key": "value" }'.length);
+    expect(countedChars('a\t\t  \r\n b')).toBe(3);
+    expect(countedChars('='.repeat(80))).toBe(4);
+    expect(countedChars('aaaaab====c')).toBe(4 + 1 + 4 + 1);
+    expect(countedChars('')).toBe(0);
   });
 });
 

@@ -11,9 +11,10 @@
  *
  * So a rate limit whose error names the deployment's input-token limit (`inputTokenLimit`, read by
  * the provider's error mapping) becomes this deployment's refusal of the request when the prompt is
- * plainly larger: its text at 4 characters a token (English runs ~3.5 a token with Claude's and
- * Gemini's tokenizers, other scripts far fewer; only whitespace-heavy text runs longer) above MARGIN
- * times the limit. It is worded as OpenAI's, so refusedByThisModel knows it: the next candidate, no
+ * plainly larger: its text (countedChars: whitespace runs and repeated characters folded, as
+ * tokenizers fold them) at 4 characters a token (English runs ~3.5 a token with Claude's and
+ * Gemini's tokenizers, code fewer, other scripts far fewer) above MARGIN times the limit. A
+ * heuristic, on the safe side: a prompt it counts short stays a rate limit. It is worded as OpenAI's, so refusedByThisModel knows it: the next candidate, no
  * cooldown, no breaker, the reserved tokens back, and a 400 when no candidate takes it. A request
  * nearer the limit stays a rate limit, as before. The caller leaves out requests whose input may not
  * all count (a prompt-cache breakpoint: Anthropic does not count cached input towards its limit).
@@ -29,6 +30,33 @@ import { UpstreamError } from '../resilience/upstream-error.js';
 /** How far over the limit the prompt must weigh before the refusal is read as "too large". */
 export const MARGIN = 1.5;
 const CHARS_PER_TOKEN = 4;
+
+/**
+ * A text's characters as the size check counts them: a run of whitespace as one, and no more
+ * than four of one character in a row. Tokenizers fold both (an indented or padded text, a
+ * `=====` rule), and counted as written, a pretty-printed JSON prompt that fits a limit read as
+ * twice its size. The other way round is safe: a prompt counted short stays a rate limit.
+ */
+export function countedChars(s: string): number {
+  let n = 0;
+  let run = 0;
+  let prev = -1;
+  let space = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 32 || c === 9 || c === 10 || c === 13) {
+      if (!space) n++;
+      space = true;
+      prev = -1;
+      continue;
+    }
+    space = false;
+    run = c === prev ? run + 1 : 1;
+    prev = c;
+    if (run <= 4) n++;
+  }
+  return n;
+}
 
 /** How long a limit learnt from a refusal is applied before the model is asked again. */
 export const LEARNT_MS = 10 * 60 * 1000;

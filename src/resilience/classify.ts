@@ -208,6 +208,8 @@ const UNSUPPORTED_RE =
  */
 export function refusedByThisModel(err: UpstreamError): boolean {
   if (err.category !== 'invalid_request') return false;
+  // Refused for its size against a limit the error names (providers/refused-for-size.ts), whatever its words.
+  if (err.inputTokenLimit !== undefined) return true;
   if (err.providerCode !== undefined && UNSUPPORTED_CODES.has(err.providerCode)) return true;
   const text = err.message.slice(0, 1000);
   return UNSUPPORTED_RE.test(text) || WRONG_OPERATION_RE.test(text) || exceedsTokenLimit(text);

@@ -28,6 +28,7 @@ import {
   isProgrammingError,
   ModelNotFoundError,
   normalizeFailure,
+  RefusedAfterWait,
   type FailureNote,
 } from './outcome.js';
 import { decide } from './policy.js';
@@ -347,17 +348,28 @@ export class Executor {
       else retryAt = Math.min(retryAt, candidateRetryAt);
     }
 
-    if (throttled.length > 0 && this.deps.gate?.wait && (opts.waits ?? 0) < MAX_WAITS) {
+    let waits = opts.waits ?? 0;
+    if (throttled.length > 0 && this.deps.gate?.wait && waits < MAX_WAITS) {
       // Nobody could serve right now, but some only lacked local capacity: wait for the earliest.
       // A candidate served after the wait may refuse on content policy too: it moves to the fallbacks then, unless they are where it came from.
-      const waited = await this.waitForCapacity(run, throttled, attempt, policyError === undefined ? opts : { ...opts, contentPolicyChain: undefined });
-      if ('value' in waited) return waited;
-      // What the wait ended on replaces what was known before it: by now the pre-wait
-      // estimate has passed, and may say "1 s" of a deployment the upstream blocked for longer.
-      retryAt = Math.min(retryAt, waited.retryAt);
-      if (waited.notFound) {
-        notFound = waited.notFound.error;
-        notes.push({ deployment: waited.notFound.deployment, label: notFound.label, notFound: true });
+      const waitOpts = policyError === undefined ? opts : { ...opts, contentPolicyChain: undefined };
+      for (;;) {
+        const waited = await this.waitForCapacity(run, throttled, attempt, { ...waitOpts, waits });
+        if ('value' in waited) return waited;
+        // What the wait ended on replaces what was known before it: by now the pre-wait
+        // estimate has passed, and may say "1 s" of a deployment the upstream blocked for longer.
+        retryAt = Math.min(retryAt, waited.retryAt);
+        if (waited.notFound) {
+          notFound = waited.notFound.error;
+          notes.push({ deployment: waited.notFound.deployment, label: notFound.label, notFound: true });
+        }
+        if (waited.refused === undefined) break;
+        // The candidate waited for refused the request itself (too large for it): the others
+        // throttled may take it, so they are waited for in turn, while the waits allow.
+        refusedHere ??= waited.refused.upstream;
+        notes.push({ deployment: waited.refused.deployment, label: waited.refused.upstream.label, refused: true });
+        dropDeployment(throttled, waited.refused.deployment);
+        if (throttled.length === 0 || ++waits >= MAX_WAITS) break;
       }
     } else {
       retryAt = Math.min(retryAt, throttledRetryAt);
@@ -366,7 +378,8 @@ export class Executor {
     if (policyError) throw clientErrorFor(policyError);
     if (contextError) throw clientErrorFor(contextError);
     // No candidate could even express it: the client's request is the problem, not availability.
-    if (refusedHere && allRefused(notes)) throw clientErrorFor(refusedHere);
+    // After a wait, that is the waited-for candidate's last word, weighed with the others' by the run that waited.
+    if (refusedHere && allRefused(notes)) throw opts.reserved !== undefined ? new RefusedAfterWait(refusedHere, chain[0]!.deployment.key) : clientErrorFor(refusedHere);
     if (notFound && allNotFound(notes)) throw new ModelNotFoundError(notFound);
     if (run.deadlineAt <= clock.now()) throw deadlineError();
     throw exhaustedError(notes, retryAt === Number.POSITIVE_INFINITY ? clock.now() + 1000 : retryAt, clock.now());
@@ -377,7 +390,7 @@ export class Executor {
     throttled: Candidate[],
     attempt: (input: AttemptInput) => Promise<T>,
     opts: ChainOptions,
-  ): Promise<Attempted<T> | { retryAt: number; notFound?: { deployment: string; error: UpstreamError } }> {
+  ): Promise<Attempted<T> | { retryAt: number; notFound?: { deployment: string; error: UpstreamError }; refused?: RefusedAfterWait }> {
     const w0 = performance.now();
     const got = await this.deps.gate!.wait!(throttled, run, opts.estimatedTokens, opts.callsFor).catch((e: unknown) => {
       run.waitedMs += performance.now() - w0;
@@ -399,6 +412,7 @@ export class Executor {
       if (err instanceof ModelNotFoundError) {
         return { retryAt: this.deps.clock.now() + 1000, notFound: { deployment: got.candidate.deployment.key, error: err.upstream } };
       }
+      if (err instanceof RefusedAfterWait) return { retryAt: this.deps.clock.now() + 1000, refused: err };
       throw err;
     }
   }
@@ -441,6 +455,13 @@ const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CON
 /** `server` without a status is an answer that could not be read (malformed JSON, the wrong shape): it came, so the request arrived. */
 const mayHaveReachedUpstream = (e: UpstreamError) =>
   e.reachedUpstream ?? (e.category === 'timeout' || e.category === 'server' || (e.category === 'network' && !NOT_SENT.has(e.providerCode ?? '')));
+
+/** Removes, in place, the candidates of deployment `key`. */
+function dropDeployment(list: Candidate[], key: string): void {
+  let kept = 0;
+  for (const c of list) if (c.deployment.key !== key) list[kept++] = c;
+  list.length = kept;
+}
 
 /** Removes, in place, the candidates that `alias` brought. */
 function dropAlias(list: Candidate[], alias: string | null): void {

@@ -65,6 +65,20 @@ function withoutCredentials(err: UpstreamError, provider: ProviderConfig): Upstr
  * does not have, or every candidate's deployment named one. Keeps the upstream error, so a
  * chain that waited for capacity can count it as that candidate's last word.
  */
+/**
+ * A run that waited for capacity ended with its one candidate refusing the request (too large
+ * for it, a parameter it does not take): that candidate's last word, for the run that waited to
+ * weigh with the others' (executor.ts waitForCapacity), never an answer of its own.
+ */
+export class RefusedAfterWait extends Error {
+  constructor(
+    readonly upstream: UpstreamError,
+    readonly deployment: string,
+  ) {
+    super(upstream.message);
+  }
+}
+
 export class ModelNotFoundError extends GatewayError {
   constructor(readonly upstream: UpstreamError) {
     super(404, 'model_not_found', upstream.message, 'model');

@@ -11,10 +11,11 @@
  */
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TraceRecord } from '../../src/observability/events.js';
+import { EventBus, type GatewayEventMap, type TraceRecord } from '../../src/observability/events.js';
 import { startGateway } from '../helpers/gateway.js';
 import { startAnthropicServer, type AnthropicServer, type RecordedRequest } from '../servers/anthropic-server.js';
 import { googleError, startGeminiServer } from '../servers/gemini-server.js';
+import { VirtualClock } from '../helpers/virtual-clock.js';
 
 type ApiError = InstanceType<typeof OpenAI.APIError>;
 
@@ -23,7 +24,7 @@ const LIMIT = 30_000;
 /** Well over the limit at 4 characters a token: ~56,000 tokens, as a code base pasted into a prompt. */
 const HUGE = 'function add(a, b) { return a + b; } // sums two numbers\n'.repeat(4_000);
 /** Over the limit, but not plainly (~33,000 tokens): left a rate limit. */
-const NEAR = 'x'.repeat(LIMIT * 4 + 12_000);
+const NEAR = 'abcdefghij'.repeat((LIMIT * 4 + 12_000) / 10);
 
 const LIMIT_MESSAGE =
   'This request would exceed the rate limit for your organization (0dccdde6-f924-4f1b-bb3b-92ef846e0a5b) of 30,000 input tokens per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try again later.';
@@ -151,6 +152,60 @@ describe("Anthropic's 429 for a prompt larger than the whole input-tokens-per-mi
   });
 });
 
+describe('a wait for capacity that lands on the deployment whose limit the prompt exceeds', () => {
+  it('is that deployment refusing, and the wait goes on for the larger one: served, not a 400', async () => {
+    const [tier1, tier4] = await upstreams(startTier1, () => startAnthropicServer(() => ({ text: 'Served by the larger tier.' })));
+    const clock = new VirtualClock();
+    const bus = new EventBus();
+    const throttles: GatewayEventMap['throttle'][] = [];
+    bus.on('throttle', (e) => throttles.push(e));
+    // rpm 60 and 30: bursts of 10, then one a second on tier1 and one every 2 s on tier4.
+    const gw = await startGateway(
+      {
+        resilience: { throttleMaxWaitMs: 5_000 },
+        providers: [
+          { id: 'tier1', type: 'anthropic', baseUrl: tier1!.url, apiKey: '${K}', rpm: 60 },
+          { id: 'tier4', type: 'anthropic', baseUrl: tier4!.url, apiKey: '${K}', rpm: 30 },
+        ],
+        models: [
+          { name: 'claude', deployments: [{ provider: 'tier1', model: MODEL }], fallbacks: ['big'] },
+          { name: 'small', deployments: [{ provider: 'tier1', model: MODEL }] },
+          { name: 'big', deployments: [{ provider: 'tier4', model: MODEL }] },
+        ],
+      },
+      { env: { K: 'k' }, clock, bus },
+    );
+    closers.push(() => gw.close(0));
+    const client = new OpenAI({ baseURL: gw.baseURL, apiKey: 'unused', maxRetries: 0 });
+    const askFor = (model: string, content: string) => client.chat.completions.create({ model, messages: [{ role: 'user', content }] }).withResponse();
+
+    // Refused by tier1 (its limit learnt), served by tier4: one of each burst spent.
+    expect((await askFor('claude', HUGE)).response.headers.get('x-switchyard-deployment')).toBe(`tier4/${MODEL}`);
+    // The rest of both bursts, tier4's first: tier1 refills first (1 s), tier4 a second later.
+    for (let i = 0; i < 9; i++) await askFor('big', 'hi');
+    for (let i = 0; i < 9; i++) await askFor('small', 'hi');
+    const sent = [tier1!.requests.length, tier4!.requests.length];
+
+    let answer: Awaited<ReturnType<typeof askFor>> | undefined;
+    let failure: unknown;
+    void askFor('claude', HUGE).then(
+      (r) => (answer = r),
+      (e: unknown) => (failure = e),
+    );
+    // Both throttled: the request waits for the earlier, tier1, which refuses it without a call…
+    await expect.poll(() => throttles.filter((e) => e.outcome === 'skipped').length).toBe(2);
+    await clock.advance(1_000);
+    await expect.poll(() => throttles.some((e) => e.outcome === 'acquired' && e.deployment === `tier1/${MODEL}`)).toBe(true);
+    expect(failure).toBeUndefined();
+    // …and then for tier4, which serves it.
+    await clock.advance(1_000);
+    await expect.poll(() => answer ?? failure).toBeDefined();
+    expect(failure).toBeUndefined();
+    expect(answer!.response.headers.get('x-switchyard-deployment')).toBe(`tier4/${MODEL}`);
+    expect([tier1!.requests.length, tier4!.requests.length]).toEqual([sent[0], sent[1]! + 1]);
+  });
+});
+
 describe("Gemini's RESOURCE_EXHAUSTED for a prompt larger than its whole input-token quota", () => {
   const quotaFailure = (limit: number) =>
     googleError(
@@ -197,6 +252,15 @@ describe("Gemini's RESOURCE_EXHAUSTED for a prompt larger than its whole input-t
     const small = await ask(client, 'What is 2 + 2?');
     expect(small.response.headers.get('x-switchyard-deployment')).toBe('free/gemini-2.5-flash');
     expect(small.data.choices[0]!.message.content).toBe('Served by the free tier.');
+    // Streamed, the prompt is passed over on the free tier without a call (its quota is known now).
+    const calls = gemini.requests.length;
+    gemini.enqueue({ kind: 'text', text: ['Streamed by ', 'the paid tier.'] });
+    const stream = await client.chat.completions.create({ model: 'claude', messages: [{ role: 'user', content: HUGE }], stream: true }).withResponse();
+    expect(stream.response.headers.get('x-switchyard-deployment')).toBe('paid/gemini-2.5-flash');
+    let text = '';
+    for await (const c of stream.data) text += c.choices[0]?.delta.content ?? '';
+    expect(text).toBe('Streamed by the paid tier.');
+    expect(gemini.requests.length).toBe(calls + 1);
   });
 
   it('a prompt under the quota is an ordinary rate limit: the free tier cools down and the next request goes to the paid one', async () => {

@@ -49,7 +49,7 @@ export function anthropicErrorFromResponse(
   // errorFromResponse keeps `status` and `headers` as given.
   if (category !== undefined && category !== err.category) return recategorized(err, category);
   // A 429 names the input-tokens-per-minute limit: a prompt plainly larger is refused for its size (refused-for-size.ts).
-  const inputTokenLimit = status === 429 && err.category === 'rate_limited' ? inputLimitOf(headers, err.message) : undefined;
+  const inputTokenLimit = err.category === 'rate_limited' ? inputLimitOf(headers, err.message) : undefined;
   return inputTokenLimit === undefined ? err : amended(err, { inputTokenLimit });
 }
 

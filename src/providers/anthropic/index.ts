@@ -12,7 +12,7 @@ import type { ChatRequest } from '../../protocol/openai.js';
 import { toAnthropicRequest, type ConvertOptions } from './convert-request.js';
 import { parseMessage, toChatCompletion } from './convert-response.js';
 import { anthropicErrorFromResponse } from './errors.js';
-import { hasCacheBreakpoint, promptChars } from './input-limit.js';
+import { promptChars } from './input-limit.js';
 import { SizeLimits } from '../refused-for-size.js';
 import type { AnthropicRequest } from './wire.js';
 import { AnthropicChunkStream } from './stream.js';
@@ -74,9 +74,9 @@ export class AnthropicAdapter implements ProviderAdapter {
     return new AnthropicChunkStream(res.headers, this.http.text(res, ctx.signal), this.created(), prefillTrim, { id: `msg_${ctx.requestId}`, model: ctx.model });
   }
 
-  /** `send`, refused for its size where the prompt plainly exceeds the input-token limit (refused-for-size.ts); cached input does not count, so a request with a cache breakpoint is left alone. */
+  /** `send`, refused for its size where the prompt plainly exceeds the input-token limit (refused-for-size.ts; a request with a cache breakpoint counts 0). */
   private sized<T>(body: AnthropicRequest, send: () => Promise<T>): Promise<T> {
-    return hasCacheBreakpoint(body) ? send() : this.sizes.send(body.model, () => promptChars(body), send);
+    return this.sizes.send(body.model, () => promptChars(body), send);
   }
 
   close(): Promise<void> {

@@ -13,6 +13,11 @@ describe('inputLimitOf', () => {
     expect(inputLimitOf({}, MESSAGE)).toBe(30_000);
     expect(inputLimitOf({}, 'Number of request tokens has exceeded your per-minute rate limit')).toBeUndefined();
     expect(inputLimitOf({ 'anthropic-ratelimit-input-tokens-limit': 'lots' }, 'no number here')).toBeUndefined();
+    // Digits only: what Number() would also read is no limit (a proxy's odd value must not teach a tiny one).
+    for (const odd of ['0x10', '1e3', '0', '-5', '12.5']) expect(inputLimitOf({ 'anthropic-ratelimit-input-tokens-limit': odd }, 'no number here')).toBeUndefined();
+    expect(inputLimitOf({ 'anthropic-ratelimit-input-tokens-limit': ' 40000 ' }, '')).toBe(40_000);
+    expect(inputLimitOf({}, 'would exceed the rate limit of 1,0 input tokens per minute')).toBeUndefined();
+    expect(inputLimitOf({}, 'would exceed the rate limit of 2,000,000 input tokens per minute')).toBe(2_000_000);
   });
 
   it("Anthropic's 429 carries the limit on its error; its other errors do not", () => {
@@ -37,6 +42,10 @@ describe('what of a request counts', () => {
     });
     expect(promptChars(body)).toBe('sys'.length + 'hello'.length + 'result'.length + 'more'.length);
     expect(promptChars(request({ system: [{ type: 'text', text: 'ab' }, { type: 'text', text: 'cd' }] }))).toBe(8);
+  });
+
+  it('a request with a cache breakpoint counts 0: it is never judged by its size', () => {
+    expect(promptChars(request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'a long prompt', cache_control: { type: 'ephemeral' } }] }] }))).toBe(0);
   });
 
   it('a cache breakpoint on the system prompt, a tool, a turn or a tool result is seen; none is none', () => {

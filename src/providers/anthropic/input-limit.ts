@@ -5,15 +5,19 @@
 import { header } from '../../resilience/classify.js';
 import type { AnthropicContentBlock, AnthropicRequest } from './wire.js';
 import type { UpstreamHeaders } from '../types.js';
+import { countedChars } from '../refused-for-size.js';
 
 /** Anthropic's own count of the limit, sent with its answers (429s included). */
 const LIMIT_HEADER = 'anthropic-ratelimit-input-tokens-limit';
-const LIMIT_RE = /\bof ([\d,]{1,15}) input tokens per minute\b/i;
+const LIMIT_RE = /\bof (\d{1,3}(?:,\d{3}){1,4}|\d{1,15}) input tokens per minute\b/i;
+const WHOLE = /^\d{1,15}$/;
 
 /** The input-tokens-per-minute limit a 429 names: its header, else its message. */
 export function inputLimitOf(headers: UpstreamHeaders | undefined, message: string): number | undefined {
-  const h = Number(header(headers, LIMIT_HEADER));
-  if (Number.isSafeInteger(h) && h > 0) return h;
+  // Digits only: Number() also reads '0x10', '1e3' and ' 7 ', and a proxy's odd value would teach a tiny limit.
+  const raw = header(headers, LIMIT_HEADER)?.trim();
+  const h = raw !== undefined && WHOLE.test(raw) ? Number(raw) : Number.NaN;
+  if (h > 0) return h;
   const m = LIMIT_RE.exec(message);
   const n = m ? Number(m[1]!.replace(/,/g, '')) : Number.NaN;
   return Number.isSafeInteger(n) && n > 0 ? n : undefined;
@@ -30,18 +34,23 @@ export function hasCacheBreakpoint(body: AnthropicRequest): boolean {
   );
 }
 
-/** The prompt's text, counted in characters: system, turns and tool results (images, documents and definitions left out: a lower bound). */
+/**
+ * The prompt's text, counted in characters (countedChars): system, turns and tool results (images,
+ * documents and definitions left out: a lower bound). 0 with a cache breakpoint: cached input does
+ * not count towards Anthropic's limit, so such a request is never judged by its size.
+ */
 export function promptChars(body: AnthropicRequest): number {
-  let n = typeof body.system === 'string' ? body.system.length : (body.system ?? []).reduce((s, b) => s + b.text.length, 0);
-  for (const m of body.messages) n += typeof m.content === 'string' ? m.content.length : blockChars(m.content);
+  if (hasCacheBreakpoint(body)) return 0;
+  let n = typeof body.system === 'string' ? countedChars(body.system) : (body.system ?? []).reduce((s, b) => s + countedChars(b.text), 0);
+  for (const m of body.messages) n += typeof m.content === 'string' ? countedChars(m.content) : blockChars(m.content);
   return n;
 }
 
 function blockChars(blocks: readonly AnthropicContentBlock[]): number {
   let n = 0;
   for (const b of blocks) {
-    if (b.type === 'text') n += b.text.length;
-    else if (b.type === 'tool_result') n += typeof b.content === 'string' ? b.content.length : blockChars(b.content ?? []);
+    if (b.type === 'text') n += countedChars(b.text);
+    else if (b.type === 'tool_result') n += typeof b.content === 'string' ? countedChars(b.content) : blockChars(b.content ?? []);
   }
   return n;
 }

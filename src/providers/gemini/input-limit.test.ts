@@ -63,4 +63,9 @@ describe('promptChars', () => {
       }),
     ).toBe('sys'.length + 'hello'.length + '{"r":1}'.length);
   });
+
+  it("a function result that was text counts as the text, not its JSON escapes", () => {
+    const text = 'line one\n\u001b[31mred\u001b[0m "quoted"';
+    expect(promptChars({ contents: [{ role: 'user', parts: [{ functionResponse: { name: 'f', response: { content: text } } }] }] })).toBe(text.length);
+  });
 });

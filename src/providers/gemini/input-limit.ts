@@ -7,6 +7,7 @@
  * the tier does not serve at all) is no size: that stays a rate limit, and cools the deployment down.
  */
 import type { GeminiErrorBody, GeminiPart, GenerateContentRequest } from './wire.js';
+import { countedChars } from '../refused-for-size.js';
 
 const INPUT_QUOTA_RE = /input_?tokens?/i;
 const MESSAGE_LIMIT_RE = /input_token_count, limit: (\d{1,15})\b/gi;
@@ -30,16 +31,19 @@ export function geminiInputLimitOf(e: GeminiErrorBody['error'], message: string)
   return least === Number.POSITIVE_INFINITY ? undefined : least;
 }
 
-/** The prompt's text, counted in characters: the system instruction and the turns' text and function results (media and declarations left out: a lower bound). */
+/** The prompt's text, counted in characters (countedChars): the system instruction and the turns' text and function results (media and declarations left out: a lower bound). */
 export function promptChars(req: GenerateContentRequest): number {
   let n = 0;
-  for (const p of req.systemInstruction?.parts ?? []) n += p.text.length;
+  for (const p of req.systemInstruction?.parts ?? []) n += countedChars(p.text);
   for (const c of req.contents) for (const p of c.parts) n += partChars(p);
   return n;
 }
 
 function partChars(p: GeminiPart): number {
-  if (typeof p.text === 'string') return p.text.length;
-  // A function's result is sent as JSON, and counted as text is.
-  return p.functionResponse ? JSON.stringify(p.functionResponse.response ?? null).length : 0;
+  if (typeof p.text === 'string') return countedChars(p.text);
+  const response = p.functionResponse?.response;
+  if (response === undefined) return 0;
+  // A result that was text goes as `{content: text}`: counted as the text, not its JSON escapes.
+  const content = (response as { content?: unknown }).content;
+  return countedChars(typeof content === 'string' && Object.keys(response).length === 1 ? content : JSON.stringify(response));
 }
