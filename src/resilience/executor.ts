@@ -261,7 +261,8 @@ export class Executor {
             lease?.cancel();
             health.release(d.stateKey, admission.probe);
             trace.errorType = 'skipped';
-            trace.message = `${err.label} for this provider`;
+            // A prompt over a limit learnt from this deployment's own refusal (refused-for-size.ts) is no gap in the adapter.
+            trace.message = err.inputTokenLimit !== undefined ? 'too large for its input-token limit' : `${err.label} for this provider`;
             this.emitAttempt(run, cand, trace);
             refusedHere ??= err;
             notes.push({ deployment: d.key, label: err.label, refused: true });

@@ -115,6 +115,7 @@ describe("Anthropic's 429 for a prompt larger than the whole input-tokens-per-mi
       ['tier1', 0, 'skipped'],
       ['tier4', 200, null],
     ]);
+    expect(traces[2]!.attempts[0]!.message).toBe('too large for its input-token limit');
   });
 
   it('with no other candidate, buffered or streamed: a 400 that says why, not a 503 to retry; the deployment stays open', async () => {
