@@ -13,11 +13,12 @@
  * the provider's error mapping) becomes this deployment's refusal of the request when the prompt is
  * plainly larger: its text (countedChars: whitespace runs and repeated characters folded, as
  * tokenizers fold them) at 4 characters a token (English runs ~3.5 a token with Claude's and
- * Gemini's tokenizers, code fewer, other scripts far fewer) above MARGIN times the limit. A
- * heuristic, on the safe side: a prompt it counts short stays a rate limit. It is worded as OpenAI's, so refusedByThisModel knows it: the next candidate, no
- * cooldown, no breaker, the reserved tokens back, and a 400 when no candidate takes it. A request
- * nearer the limit stays a rate limit, as before. The caller leaves out requests whose input may not
- * all count (a prompt-cache breakpoint: Anthropic does not count cached input towards its limit).
+ * Gemini's tokenizers, code fewer, other scripts far fewer) above MARGIN times the limit: a
+ * heuristic on the safe side, as a prompt it counts short stays a rate limit, as before. The refusal
+ * keeps the limit (`inputTokenLimit`), by which refusedByThisModel knows it: the next candidate, no
+ * cooldown, no breaker, the reserved tokens back, and a 400 when no candidate takes it. A provider
+ * counts 0 for requests whose input may not all count (Anthropic's with a prompt-cache breakpoint:
+ * cached input does not count towards its limit).
  *
  * The limit is then known (SizeLimits): a later prompt plainly larger is refused the same way before
  * it is sent, marked unsent, so a client that keeps sending it pays no round trip to a deployment

@@ -61,11 +61,6 @@ function withoutCredentials(err: UpstreamError, provider: ProviderConfig): Upstr
 }
 
 /**
- * 404 `model_not_found` with the upstream's message: the client pinned a model its provider
- * does not have, or every candidate's deployment named one. Keeps the upstream error, so a
- * chain that waited for capacity can count it as that candidate's last word.
- */
-/**
  * A run that waited for capacity ended with its one candidate refusing the request (too large
  * for it, a parameter it does not take): that candidate's last word, for the run that waited to
  * weigh with the others' (executor.ts waitForCapacity), never an answer of its own.
@@ -79,6 +74,11 @@ export class RefusedAfterWait extends Error {
   }
 }
 
+/**
+ * 404 `model_not_found` with the upstream's message: the client pinned a model its provider
+ * does not have, or every candidate's deployment named one. Keeps the upstream error, so a
+ * chain that waited for capacity can count it as that candidate's last word.
+ */
 export class ModelNotFoundError extends GatewayError {
   constructor(readonly upstream: UpstreamError) {
     super(404, 'model_not_found', upstream.message, 'model');

@@ -41,8 +41,9 @@ export interface UpstreamErrorInit {
    */
   unsent?: boolean;
   /**
-   * A rate limit's refusal that names the deployment's limit of input tokens (a minute's, or a
-   * quota's): a prompt plainly larger than it can never be served there (providers/refused-for-size.ts).
+   * The deployment's limit of input tokens (a minute's, or a quota's) that a rate limit's answer
+   * names, or that a refusal for size was made against: a prompt plainly larger than it can never
+   * be served there (providers/refused-for-size.ts).
    */
   inputTokenLimit?: number;
   cause?: unknown;
